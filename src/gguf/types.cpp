@@ -1,0 +1,43 @@
+#include "gguf/types.h"
+
+#include <array>
+
+#include "base/error.h"
+
+namespace afm::gguf {
+
+std::string_view value_type_name(ValueType t) {
+  static constexpr std::array<std::string_view, 13> kNames = {
+      "u8", "i8", "u16", "i16", "u32", "i32", "f32", "bool", "string", "array", "u64", "i64", "f64"};
+  auto i = static_cast<uint32_t>(t);
+  return i < kNames.size() ? kNames[i] : "unknown";
+}
+
+bool is_valid_value_type(uint32_t raw) { return raw <= static_cast<uint32_t>(ValueType::kFloat64); }
+
+std::optional<TensorTypeTraits> tensor_type_traits(uint32_t raw) {
+  switch (static_cast<TensorType>(raw)) {
+    case TensorType::kF32: return TensorTypeTraits{"f32", 1, 4};
+    case TensorType::kF16: return TensorTypeTraits{"f16", 1, 2};
+    case TensorType::kBF16: return TensorTypeTraits{"bf16", 1, 2};
+    case TensorType::kQ8_0: return TensorTypeTraits{"q8_0", 32, 34};
+    case TensorType::kQ4_0: return TensorTypeTraits{"q4_0", 32, 18};
+  }
+  return std::nullopt;
+}
+
+TensorTypeTraits tensor_type_traits(TensorType t) {
+  auto traits = tensor_type_traits(static_cast<uint32_t>(t));
+  AFM_CHECK(traits.has_value());
+  return *traits;
+}
+
+std::optional<TensorType> tensor_type_from_name(std::string_view name) {
+  for (TensorType t : {TensorType::kF32, TensorType::kF16, TensorType::kBF16, TensorType::kQ8_0,
+                       TensorType::kQ4_0}) {
+    if (tensor_type_traits(t).name == name) return t;
+  }
+  return std::nullopt;
+}
+
+}  // namespace afm::gguf
