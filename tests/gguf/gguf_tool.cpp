@@ -59,9 +59,13 @@ int dump(const std::string& path) {
 int write(const std::string& spec_path, const std::string& out) {
   nlohmann::json spec = nlohmann::json::parse(read_file_to_string(spec_path));
   gguf::Writer writer;
-  if (spec.contains("alignment")) writer.set_alignment(spec["alignment"].get<uint32_t>());
   for (const auto& kv : spec.at("metadata")) {
-    writer.set(kv.at("key").get<std::string>(), gguf::testing::value_from_json(kv.at("value")));
+    std::string key = kv.at("key").get<std::string>();
+    if (key == "general.alignment") {  // also changes the layout, and keeps the key's position
+      writer.set_alignment(kv.at("value").at("value").get<uint32_t>());
+    } else {
+      writer.set(key, gguf::testing::value_from_json(kv.at("value")));
+    }
   }
   for (const auto& t : spec.at("tensors")) {
     auto type = gguf::tensor_type_from_name(t.at("type").get<std::string>());
