@@ -1,0 +1,29 @@
+// LlamaForCausalLM -> GGUF "llama". llama.cpp applies RoPE to consecutive pairs for llama, so
+// q_proj/k_proj rows are permuted from HF's rotate-half layout, as llama.cpp's converter does.
+#include "hf/arch.h"
+
+#include <cstring>
+
+namespace afm::hf {
+namespace {
+
+std::optional<TensorPlan> plan(const HfConfig& c, const std::string& name) {
+  std::optional<TensorPlan> p = plan_llama_family_tensor(name);
+  if (!p) return p;
+  const std::string& g = p->gguf_name;
+  auto ends_with = [&](const char* s) { return g.size() >= std::strlen(s) && g.ends_with(s); };
+  if (ends_with("attn_q.weight") || ends_with("attn_q.bias")) {
+    p->permute_rows_for_rope = true;
+    p->permute_heads = c.get_uint("num_attention_heads");
+  } else if (ends_with("attn_k.weight") || ends_with("attn_k.bias")) {
+    p->permute_rows_for_rope = true;
+    p->permute_heads = c.get_uint("num_key_value_heads", c.get_uint("num_attention_heads"));
+  }
+  return p;
+}
+
+}  // namespace
+
+AFM_REGISTER_HF_ARCH(llama, ArchSpec{"LlamaForCausalLM", "llama", write_llama_family_hparams, plan});
+
+}  // namespace afm::hf
