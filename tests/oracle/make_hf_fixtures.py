@@ -102,7 +102,13 @@ def write_model(name, model_type, arch, regex, specials, eos, template, rng, *, 
     out = os.path.join(ROOT, name)
     os.makedirs(out, exist_ok=True)
     tok = train_tokenizer(regex, specials)
-    tok.save(os.path.join(out, "tokenizer.json"))
+    tok_path = os.path.join(out, "tokenizer.json")
+    tok.save(tok_path)
+    if regex == LLAMA3_REGEX:  # Llama-3 ships ignore_merges=true (llama.cpp assumes it too)
+        j = json.load(open(tok_path))
+        j["model"]["ignore_merges"] = True
+        json.dump(j, open(tok_path, "w"), ensure_ascii=False, indent=2)
+        tok = Tokenizer.from_file(tok_path)
     cfg = {"architectures": [arch], "model_type": model_type, "hidden_size": 64,
            "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
            "num_key_value_heads": 2, "max_position_embeddings": 512, "rms_norm_eps": 1e-6,

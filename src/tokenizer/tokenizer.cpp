@@ -1,0 +1,166 @@
+#include "tokenizer/tokenizer.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "base/error.h"
+#include "base/mapped_file.h"
+#include "tokenizer/bpe.h"
+#include "tokenizer/byte_level.h"
+#include "tokenizer/regex_splitter.h"
+#include "tokenizer/tokenizer_json.h"
+
+namespace afm::tokenizer {
+
+namespace {
+constexpr std::string_view kSpace = "\xe2\x96\x81";  // U+2581, SentencePiece's space
+}  // namespace
+
+Tokenizer::Tokenizer(VocabSpec spec) : spec_(std::move(spec)) {
+  bpe_ = std::make_unique<BpeModel>(spec_);
+  if (spec_.kind == ModelKind::kByteLevelBpe) splitter_ = std::make_unique<RegexSplitter>(spec_.pre_regex);
+  special_.assign(spec_.tokens.size(), 0);
+  for (const AddedToken& t : spec_.added) {
+    if (t.special && static_cast<size_t>(t.id) < special_.size()) special_[static_cast<size_t>(t.id)] = 1;
+    added_by_length_.push_back(&t);
+  }
+  std::stable_sort(added_by_length_.begin(), added_by_length_.end(),
+                   [](const AddedToken* a, const AddedToken* b) { return a->content.size() > b->content.size(); });
+}
+
+Tokenizer::~Tokenizer() = default;
+Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
+Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
+
+Tokenizer Tokenizer::from_json(const std::string& tokenizer_json, const std::string& config_json) {
+  return Tokenizer(parse_tokenizer_json(tokenizer_json, config_json));
+}
+
+Tokenizer Tokenizer::from_json_file(const std::string& path) {
+  std::filesystem::path config = std::filesystem::path(path).parent_path() / "tokenizer_config.json";
+  std::string config_text = std::filesystem::exists(config) ? read_file_to_string(config.string()) : "";
+  return from_json(read_file_to_string(path), config_text);
+}
+
+void Tokenizer::encode_segment(std::string_view text, bool at_start, std::vector<int32_t>& out) const {
+  if (spec_.kind == ModelKind::kSentencePieceBpe) {
+    // One word per segment: spaces become "▁" and one "▁" is prepended.
+    std::string word;
+    if (!spec_.prepend_first_only || at_start) word += kSpace;
+    for (char c : text) {
+      if (c == ' ') word += kSpace; else word.push_back(c);
+    }
+    bpe_->encode(word, out);
+    return;
+  }
+  std::string prefixed;
+  if (spec_.add_prefix_space && !text.empty() && text[0] != ' ') {
+    prefixed = " " + std::string(text);
+    text = prefixed;
+  }
+  std::vector<std::string_view> pieces;
+  splitter_->split(text, pieces);
+  std::string mapped;
+  for (std::string_view piece : pieces) {
+    mapped.clear();
+    bytes_to_byte_level(piece, mapped);
+    if (spec_.ignore_merges) {
+      if (auto id = bpe_->token_id(mapped)) {
+        out.push_back(*id);
+        continue;
+      }
+    }
+    bpe_->encode(mapped, out);
+  }
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, EncodeOptions options) const {
+  std::vector<int32_t> out;
+  if (options.add_bos && spec_.bos_id) out.push_back(*spec_.bos_id);
+  size_t segment_start = 0, i = 0;
+  while (i < text.size()) {
+    const AddedToken* match = nullptr;
+    if (options.parse_special) {
+      for (const AddedToken* t : added_by_length_) {  // longest first
+        if (text.compare(i, t->content.size(), t->content) == 0) {
+          match = t;
+          break;
+        }
+      }
+    }
+    if (match == nullptr) {
+      ++i;
+      continue;
+    }
+    if (i > segment_start) encode_segment(text.substr(segment_start, i - segment_start), segment_start == 0, out);
+    out.push_back(match->id);
+    i += match->content.size();
+    segment_start = i;
+  }
+  if (segment_start < text.size()) encode_segment(text.substr(segment_start), segment_start == 0, out);
+  return out;
+}
+
+bool Tokenizer::is_special(int32_t id) const {
+  return id >= 0 && static_cast<size_t>(id) < special_.size() && special_[static_cast<size_t>(id)];
+}
+
+std::string Tokenizer::token_bytes(int32_t id) const {
+  if (id < 0 || id >= vocab_size()) return std::string();
+  const std::string& token = spec_.tokens[static_cast<size_t>(id)];
+  for (const AddedToken& t : spec_.added) {
+    if (t.id == id) return t.content;
+  }
+  if (spec_.kind == ModelKind::kByteLevelBpe) {
+    std::optional<std::string> bytes = byte_level_to_bytes(token);
+    return bytes ? *bytes : token;
+  }
+  if (token.size() == 6 && token.rfind("<0x", 0) == 0 && token[5] == '>') {
+    return std::string(1, static_cast<char>(std::stoi(token.substr(3, 2), nullptr, 16)));
+  }
+  std::string out;
+  for (size_t i = 0; i < token.size();) {
+    if (token.compare(i, kSpace.size(), kSpace) == 0) {
+      out.push_back(' ');
+      i += kSpace.size();
+    } else {
+      out.push_back(token[i++]);
+    }
+  }
+  return out;
+}
+
+std::string Tokenizer::decode(std::span<const int32_t> ids, bool skip_special) const {
+  std::string out;
+  for (int32_t id : ids) {
+    if (skip_special && is_special(id)) continue;
+    out += token_bytes(id);
+  }
+  // SentencePiece decoders strip the space the encoder prepended.
+  if (spec_.kind == ModelKind::kSentencePieceBpe && !out.empty() && out[0] == ' ') out.erase(0, 1);
+  return out;
+}
+
+std::string IncrementalDecoder::push(int32_t id) {
+  pending_ += tokenizer_.token_bytes(id);
+  // Emit everything up to the last complete UTF-8 character.
+  size_t end = pending_.size();
+  size_t start = end;
+  while (start > 0 && end - start < 4 && (static_cast<uint8_t>(pending_[start - 1]) & 0xc0) == 0x80) --start;
+  if (start > 0) {
+    size_t lead = start - 1;
+    size_t need = utf8_sequence_length(static_cast<uint8_t>(pending_[lead]));
+    if (need > 1 && lead + need > end) end = lead;  // incomplete: hold it back
+  }
+  std::string ready = pending_.substr(0, end);
+  pending_.erase(0, end);
+  return ready;
+}
+
+std::string IncrementalDecoder::flush() {
+  std::string rest = pending_.empty() ? "" : "\xef\xbf\xbd";
+  pending_.clear();
+  return rest;
+}
+
+}  // namespace afm::tokenizer

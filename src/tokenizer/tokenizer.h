@@ -1,0 +1,80 @@
+// Text <-> token ids for byte-level BPE (GPT-2, Llama-3, Qwen2/3) and SentencePiece-style BPE
+// (byte fallback), loaded from a Hugging Face tokenizer.json or from GGUF tokenizer.* keys.
+// Encodings are identical to Hugging Face `tokenizers` (tests/tokenizer/parity_test.py).
+//
+// Contract: loaders throw afm::Error naming the problem (JSON pointer or GGUF key) and never
+// accept a configuration they would tokenize differently from its source. A Tokenizer is
+// immutable after loading; encode/decode are safe to call from many threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gguf/reader.h"
+#include "tokenizer/vocab_spec.h"
+
+namespace afm::tokenizer {
+
+class BpeModel;
+class RegexSplitter;
+
+struct EncodeOptions {
+  bool parse_special = true;  // added-token strings in the text map to their ids
+  bool add_bos = false;       // prepend BOS (callers pass tokenizer.add_bos() for models)
+};
+
+class Tokenizer {
+ public:
+  static Tokenizer from_json(const std::string& tokenizer_json,
+                             const std::string& tokenizer_config_json = "");
+  static Tokenizer from_json_file(const std::string& path);  // reads tokenizer_config.json beside it
+  static Tokenizer from_gguf(const gguf::File& file);
+  explicit Tokenizer(VocabSpec spec);
+  ~Tokenizer();
+  Tokenizer(Tokenizer&&) noexcept;
+  Tokenizer& operator=(Tokenizer&&) noexcept;
+
+  std::vector<int32_t> encode(std::string_view text, EncodeOptions options = {}) const;
+  std::string decode(std::span<const int32_t> ids, bool skip_special = false) const;
+  // The bytes one token stands for (added tokens: their content).
+  std::string token_bytes(int32_t id) const;
+
+  const VocabSpec& spec() const { return spec_; }
+  int32_t vocab_size() const { return static_cast<int32_t>(spec_.tokens.size()); }
+  bool is_special(int32_t id) const;
+  std::optional<int32_t> bos_id() const { return spec_.bos_id; }
+  std::optional<int32_t> eos_id() const { return spec_.eos_id; }
+  bool add_bos() const { return spec_.add_bos; }
+  const std::string& chat_template() const { return spec_.chat_template; }
+
+ private:
+  void encode_segment(std::string_view text, bool at_start, std::vector<int32_t>& out) const;
+
+  VocabSpec spec_;
+  std::unique_ptr<BpeModel> bpe_;
+  std::unique_ptr<RegexSplitter> splitter_;
+  std::vector<uint8_t> special_;  // by id: 1 for added special tokens
+  std::vector<const AddedToken*> added_by_length_;  // longest first, for splitting
+};
+
+// Streams text out of a token sequence without ever emitting part of a UTF-8 character:
+// bytes of an incomplete trailing character are held back until the next token completes
+// them (or flush() gives them up as U+FFFD).
+class IncrementalDecoder {
+ public:
+  explicit IncrementalDecoder(const Tokenizer& tokenizer) : tokenizer_(tokenizer) {}
+  // Returns the text that became complete with this token (possibly empty).
+  std::string push(int32_t id);
+  std::string flush();
+
+ private:
+  const Tokenizer& tokenizer_;
+  std::string pending_;
+};
+
+}  // namespace afm::tokenizer

@@ -1,0 +1,52 @@
+// Everything that defines a tokenizer, independent of where it was loaded from (tokenizer.json
+// or GGUF tokenizer.* keys). Tokenizer is built from this; gguf_export writes it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace afm::tokenizer {
+
+enum class ModelKind {
+  kByteLevelBpe,  // GPT-2 / Llama-3 / Qwen: bytes mapped to characters, regex pre-tokenizer
+  kSentencePieceBpe,  // "▁" for spaces, byte fallback tokens <0xNN>
+};
+
+struct AddedToken {
+  int32_t id;
+  std::string content;
+  bool special;  // control token (llama.cpp type 3) vs user-defined (type 4)
+};
+
+struct VocabSpec {
+  ModelKind kind = ModelKind::kByteLevelBpe;
+  std::vector<std::string> tokens;  // by id, in the vocabulary's own form
+  std::vector<std::pair<std::string, std::string>> merges;  // by rank
+  std::vector<AddedToken> added;
+  std::string pre_name;     // llama.cpp's tokenizer.ggml.pre ("gpt-2", "llama-bpe", "qwen2")
+  std::string pre_regex;    // the regex that name stands for ("" for SentencePiece)
+  bool add_prefix_space = false;  // ByteLevel(add_prefix_space=True)
+  bool byte_fallback = false;
+  bool ignore_merges = false;  // a pre-token that is itself a vocabulary entry is used whole
+  bool prepend_first_only = false;  // SentencePiece: "▁" only before the text's first segment
+  std::optional<int32_t> bos_id, eos_id, unk_id, pad_id;
+  bool add_bos = false;
+  bool add_eos = false;
+  std::string chat_template;
+};
+
+// llama.cpp's pre-tokenizer names and the regexes they stand for.
+struct PreTokenizerName {
+  const char* name;
+  const char* regex;
+};
+const std::vector<PreTokenizerName>& known_pre_tokenizers();
+// The regex for a llama.cpp name, or Error(kUnsupported) naming it.
+std::string pre_regex_for_name(const std::string& name);
+// The llama.cpp name for a regex, or Error(kUnsupported) quoting it.
+std::string pre_name_for_regex(const std::string& regex);
+
+}  // namespace afm::tokenizer
