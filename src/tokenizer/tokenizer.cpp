@@ -44,9 +44,9 @@ Tokenizer Tokenizer::from_json_file(const std::string& path) {
 
 void Tokenizer::encode_segment(std::string_view text, bool at_start, std::vector<int32_t>& out) const {
   if (spec_.kind == ModelKind::kSentencePieceBpe) {
-    // One word per segment: spaces become "▁" and one "▁" is prepended.
+    // One word per segment: spaces become "▁", and a "▁" is prepended unless one leads already.
     std::string word;
-    if (!spec_.prepend_first_only || at_start) word += kSpace;
+    if ((!spec_.prepend_first_only || at_start) && (text.empty() || text[0] != ' ')) word += kSpace;
     for (char c : text) {
       if (c == ' ') word += kSpace; else word.push_back(c);
     }
