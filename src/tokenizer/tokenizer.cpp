@@ -108,15 +108,15 @@ bool Tokenizer::is_special(int32_t id) const {
 std::string Tokenizer::token_bytes(int32_t id) const {
   if (id < 0 || id >= vocab_size()) return std::string();
   const std::string& token = spec_.tokens[static_cast<size_t>(id)];
+  if (spec_.byte_fallback && token.size() == 6 && token.rfind("<0x", 0) == 0 && token[5] == '>') {
+    return std::string(1, static_cast<char>(std::stoi(token.substr(3, 2), nullptr, 16)));
+  }
   for (const AddedToken& t : spec_.added) {
     if (t.id == id) return t.content;
   }
   if (spec_.kind == ModelKind::kByteLevelBpe) {
     std::optional<std::string> bytes = byte_level_to_bytes(token);
     return bytes ? *bytes : token;
-  }
-  if (token.size() == 6 && token.rfind("<0x", 0) == 0 && token[5] == '>') {
-    return std::string(1, static_cast<char>(std::stoi(token.substr(3, 2), nullptr, 16)));
   }
   std::string out;
   for (size_t i = 0; i < token.size();) {
@@ -136,7 +136,8 @@ std::string Tokenizer::decode(std::span<const int32_t> ids, bool skip_special) c
     if (skip_special && is_special(id)) continue;
     out += token_bytes(id);
   }
-  // SentencePiece decoders strip the space the encoder prepended.
+  // Like HF's Metaspace decoder: strip one leading space (the one the encoder prepends), so
+  // text that itself starts with a space, or follows an added token, does not round-trip.
   if (spec_.kind == ModelKind::kSentencePieceBpe && !out.empty() && out[0] == ' ') out.erase(0, 1);
   return out;
 }
