@@ -10,6 +10,7 @@
 #include "base/mapped_file.h"
 #include "command.h"
 #include "gguf/reader.h"
+#include "tokenizer/byte_level.h"
 #include "tokenizer/tokenizer.h"
 
 namespace afm::cli {
@@ -32,13 +33,28 @@ std::string ids_json(const std::vector<int32_t>& ids) {
   return s + "]";
 }
 
+// Token bytes for display: control bytes and bytes of split UTF-8 characters as \xNN.
 std::string printable(const std::string& bytes) {
   std::string s;
-  for (unsigned char c : bytes) {
-    if (c == '\n') s += "\\n";
-    else if (c == '\t') s += "\\t";
-    else if (c < 0x20) { char buf[8]; std::snprintf(buf, sizeof(buf), "\\x%02x", c); s += buf; }
-    else s.push_back(static_cast<char>(c));
+  char buf[8];
+  for (size_t i = 0; i < bytes.size();) {
+    const auto c = static_cast<unsigned char>(bytes[i]);
+    size_t n = tokenizer::utf8_sequence_length(c);
+    bool complete = (c >= 0x20 && c < 0x80) || (c >= 0xc0 && i + n <= bytes.size() && n > 1);
+    for (size_t k = 1; complete && k < n; ++k) complete = (static_cast<unsigned char>(bytes[i + k]) & 0xc0) == 0x80;
+    if (c == '\n') {
+      s += "\\n";
+    } else if (c == '\t') {
+      s += "\\t";
+    } else if (!complete) {
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      s += buf;
+    } else {
+      s.append(bytes, i, n);
+      i += n;
+      continue;
+    }
+    ++i;
   }
   return s;
 }
