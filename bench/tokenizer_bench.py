@@ -16,20 +16,14 @@ import time
 
 os.environ["RAYON_NUM_THREADS"] = "1"
 os.environ["TOKENIZERS_PARALLELISM"] = "false"
-from tokenizers import Tokenizer, Regex, decoders, models, pre_tokenizers, trainers  # noqa: E402
+from tokenizers import Tokenizer, Regex, decoders, models, pre_tokenizers  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "oracle"))
-from make_tokenizer_fixtures import QWEN2, SPECIALS, mixed_text  # noqa: E402
+from make_tokenizer_fixtures import QWEN2, SPECIALS, byte_level, mixed_text  # noqa: E402
 
 
 def train_large(path):
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(QWEN2), behavior="isolated"),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=50000, special_tokens=SPECIALS, show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok, trainer = byte_level(QWEN2, SPECIALS, vocab_size=50000)
     tok.train_from_iterator(mixed_text(seed=11, min_bytes=3_000_000), trainer)
     tok.save(path)
 

@@ -11,13 +11,11 @@ import os
 
 import numpy as np
 from safetensors.numpy import save_file
-from tokenizers import Tokenizer, models, pre_tokenizers, decoders, trainers, Regex
+from tokenizers import Tokenizer
+
+from make_tokenizer_fixtures import LLAMA3 as LLAMA3_REGEX, QWEN2 as QWEN2_REGEX, byte_level
 
 ROOT = "tests/data/hf"
-LLAMA3_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|"
-                r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
-QWEN2_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}|"
-               r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
 CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + "
           "message['content'] + '<|im_end|>' + '\n'}}{% endfor %}"
           "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}")
@@ -34,13 +32,7 @@ CORPUS = [
 
 
 def train_tokenizer(regex, specials):
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(regex), behavior="isolated"),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=specials, show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok, trainer = byte_level(regex, specials, vocab_size=400)
     tok.train_from_iterator(CORPUS, trainer)
     return tok
 

@@ -76,7 +76,8 @@ def mixed_text(seed=2025, min_bytes=1_100_000):
     return lines
 
 
-def byte_level(name, regex):
+def byte_level(regex, specials=SPECIALS, vocab_size=4000):
+    """An untrained byte-level BPE (GPT-2's ByteLevel regex when regex is None) and its trainer."""
     tok = Tokenizer(models.BPE())
     if regex is None:
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
@@ -85,7 +86,7 @@ def byte_level(name, regex):
             pre_tokenizers.Split(Regex(regex), behavior="isolated"),
             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=4000, special_tokens=SPECIALS, show_progress=False,
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials, show_progress=False,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     return tok, trainer
 
@@ -119,9 +120,9 @@ def build(name, tok, trainer, train_lines):
 
 def main():
     train = mixed_text(seed=7, min_bytes=300_000)  # a different sample than the test corpus
-    build("gpt2", *byte_level("gpt2", None), train)
-    build("llama3", *byte_level("llama3", LLAMA3), train)
-    build("qwen2", *byte_level("qwen2", QWEN2), train)
+    build("gpt2", *byte_level(None), train)
+    build("llama3", *byte_level(LLAMA3), train)
+    build("qwen2", *byte_level(QWEN2), train)
     build("spm", *sentencepiece(), train)
     os.makedirs(os.path.join(ROOT, "fuzz_corpus"), exist_ok=True)
     tiny = {"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]},
