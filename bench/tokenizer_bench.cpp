@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
   for (int r = 0; r < repeats; ++r) {
     auto t0 = std::chrono::steady_clock::now();
     for (const std::string& line : lines) sink += tok.encode(line).size();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    best = std::min(best,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   std::printf("%.6f %zu\n", best, sink);
   return 0;

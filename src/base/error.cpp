@@ -4,12 +4,18 @@ namespace afm {
 
 const char* error_code_name(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kIo: return "io";
-    case ErrorCode::kFormat: return "format";
-    case ErrorCode::kInvalidArgument: return "invalid_argument";
-    case ErrorCode::kUnsupported: return "unsupported";
-    case ErrorCode::kNotFound: return "not_found";
-    case ErrorCode::kInternal: return "internal";
+    case ErrorCode::kIo:
+      return "io";
+    case ErrorCode::kFormat:
+      return "format";
+    case ErrorCode::kInvalidArgument:
+      return "invalid_argument";
+    case ErrorCode::kUnsupported:
+      return "unsupported";
+    case ErrorCode::kNotFound:
+      return "not_found";
+    case ErrorCode::kInternal:
+      return "internal";
   }
   return "unknown";
 }
@@ -18,8 +24,8 @@ void throw_error(ErrorCode code, const std::string& message) { throw Error(code,
 
 namespace detail {
 void check_failed(const char* expr, const char* file, int line) {
-  throw Error(ErrorCode::kInternal,
-              std::string("internal check failed: ") + expr + " at " + file + ":" + std::to_string(line));
+  throw Error(ErrorCode::kInternal, std::string("internal check failed: ") + expr + " at " + file +
+                                        ":" + std::to_string(line));
 }
 }  // namespace detail
 

@@ -39,7 +39,7 @@ namespace detail {
 
 }  // namespace afm
 
-#define AFM_CHECK(cond)                                                    \
-  do {                                                                     \
-    if (!(cond)) ::afm::detail::check_failed(#cond, __FILE__, __LINE__);   \
+#define AFM_CHECK(cond)                                                  \
+  do {                                                                   \
+    if (!(cond)) ::afm::detail::check_failed(#cond, __FILE__, __LINE__); \
   } while (0)

@@ -63,7 +63,8 @@ void ProgressBar::draw(bool final_line) {
   int filled = static_cast<int>(frac * kWidth);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   double rate = secs > 0 ? static_cast<double>(done_) / secs : 0.0;
-  double eta = rate > 0 ? static_cast<double>(total_ - (done_ < total_ ? done_ : total_)) / rate : 0;
+  double eta =
+      rate > 0 ? static_cast<double>(total_ - (done_ < total_ ? done_ : total_)) / rate : 0;
   std::string bar(static_cast<size_t>(filled), '#');
   bar.append(static_cast<size_t>(kWidth - filled), ' ');
   std::fprintf(stderr, "\r%s [%s] %3d%% %s/%s %s/s ETA %.0fs%s", label_.c_str(), bar.c_str(),

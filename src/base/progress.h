@@ -1,4 +1,5 @@
-// A progress bar for long work, drawn on stderr: "label [#####     ] 52% 1.2 GB/2.3 GB 340 MB/s ETA 3s".
+// A progress bar for long work, drawn on stderr: "label [#####     ] 52% 1.2 GB/2.3 GB 340 MB/s ETA
+// 3s".
 //
 // Contract: redraws at most ~10 times a second and only when stderr is a terminal (or when
 // AFM_PROGRESS=1), so logs and pipes stay clean. finish() prints the final line once.

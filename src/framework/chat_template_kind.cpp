@@ -13,11 +13,16 @@ ChatTemplateKind detect_chat_template(std::string_view jinja) {
 
 std::string_view chat_template_kind_name(ChatTemplateKind kind) {
   switch (kind) {
-    case ChatTemplateKind::kNone: return "none";
-    case ChatTemplateKind::kAfm: return "afm";
-    case ChatTemplateKind::kChatMl: return "chatml";
-    case ChatTemplateKind::kLlama3: return "llama3";
-    case ChatTemplateKind::kUnknown: return "unknown";
+    case ChatTemplateKind::kNone:
+      return "none";
+    case ChatTemplateKind::kAfm:
+      return "afm";
+    case ChatTemplateKind::kChatMl:
+      return "chatml";
+    case ChatTemplateKind::kLlama3:
+      return "llama3";
+    case ChatTemplateKind::kUnknown:
+      return "unknown";
   }
   return "unknown";
 }

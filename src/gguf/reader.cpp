@@ -10,20 +10,33 @@ namespace afm::gguf {
 
 namespace {
 
-constexpr uint64_t kMaxKeyBytes = 65535;    // the GGUF spec's limit for keys
+constexpr uint64_t kMaxKeyBytes = 65535;      // the GGUF spec's limit for keys
 constexpr uint64_t kMaxTensorNameBytes = 63;  // ggml's GGML_MAX_NAME - 1: llama.cpp's limit
-constexpr int kMaxArrayDepth = 8;           // nested arrays deeper than this are rejected
+constexpr int kMaxArrayDepth = 8;             // nested arrays deeper than this are rejected
 
 // Smallest encoded size of one item of each value type: counts read from the file are
 // checked against the bytes left before anything is allocated for them.
 uint64_t min_encoded_size(ValueType t) {
   switch (t) {
-    case ValueType::kUint8: case ValueType::kInt8: case ValueType::kBool: return 1;
-    case ValueType::kUint16: case ValueType::kInt16: return 2;
-    case ValueType::kUint32: case ValueType::kInt32: case ValueType::kFloat32: return 4;
-    case ValueType::kUint64: case ValueType::kInt64: case ValueType::kFloat64: return 8;
-    case ValueType::kString: return 8;   // length prefix
-    case ValueType::kArray: return 12;   // element type + count
+    case ValueType::kUint8:
+    case ValueType::kInt8:
+    case ValueType::kBool:
+      return 1;
+    case ValueType::kUint16:
+    case ValueType::kInt16:
+      return 2;
+    case ValueType::kUint32:
+    case ValueType::kInt32:
+    case ValueType::kFloat32:
+      return 4;
+    case ValueType::kUint64:
+    case ValueType::kInt64:
+    case ValueType::kFloat64:
+      return 8;
+    case ValueType::kString:
+      return 8;  // length prefix
+    case ValueType::kArray:
+      return 12;  // element type + count
   }
   return 1;
 }
@@ -43,9 +56,11 @@ Value read_value(ByteReader& r, ValueType type, int depth);
 
 Value read_array(ByteReader& r, int depth) {
   uint64_t at = r.offset();
-  if (depth >= kMaxArrayDepth) r.fail("arrays nested deeper than " + std::to_string(kMaxArrayDepth), at);
+  if (depth >= kMaxArrayDepth)
+    r.fail("arrays nested deeper than " + std::to_string(kMaxArrayDepth), at);
   uint32_t raw_type = r.read<uint32_t>("array element type");
-  if (!is_valid_value_type(raw_type)) r.fail("unknown array element type " + std::to_string(raw_type), at);
+  if (!is_valid_value_type(raw_type))
+    r.fail("unknown array element type " + std::to_string(raw_type), at);
   Array a;
   a.element_type = static_cast<ValueType>(raw_type);
   uint64_t count_at = r.offset();
@@ -62,24 +77,36 @@ Value read_array(ByteReader& r, int depth) {
 
 Value read_value(ByteReader& r, ValueType type, int depth) {
   switch (type) {
-    case ValueType::kUint8: return Value(r.read<uint8_t>("u8 value"));
-    case ValueType::kInt8: return Value(r.read<int8_t>("i8 value"));
-    case ValueType::kUint16: return Value(r.read<uint16_t>("u16 value"));
-    case ValueType::kInt16: return Value(r.read<int16_t>("i16 value"));
-    case ValueType::kUint32: return Value(r.read<uint32_t>("u32 value"));
-    case ValueType::kInt32: return Value(r.read<int32_t>("i32 value"));
-    case ValueType::kFloat32: return Value(r.read<float>("f32 value"));
-    case ValueType::kUint64: return Value(r.read<uint64_t>("u64 value"));
-    case ValueType::kInt64: return Value(r.read<int64_t>("i64 value"));
-    case ValueType::kFloat64: return Value(r.read<double>("f64 value"));
+    case ValueType::kUint8:
+      return Value(r.read<uint8_t>("u8 value"));
+    case ValueType::kInt8:
+      return Value(r.read<int8_t>("i8 value"));
+    case ValueType::kUint16:
+      return Value(r.read<uint16_t>("u16 value"));
+    case ValueType::kInt16:
+      return Value(r.read<int16_t>("i16 value"));
+    case ValueType::kUint32:
+      return Value(r.read<uint32_t>("u32 value"));
+    case ValueType::kInt32:
+      return Value(r.read<int32_t>("i32 value"));
+    case ValueType::kFloat32:
+      return Value(r.read<float>("f32 value"));
+    case ValueType::kUint64:
+      return Value(r.read<uint64_t>("u64 value"));
+    case ValueType::kInt64:
+      return Value(r.read<int64_t>("i64 value"));
+    case ValueType::kFloat64:
+      return Value(r.read<double>("f64 value"));
     case ValueType::kBool: {
       uint64_t at = r.offset();
       uint8_t b = r.read<uint8_t>("bool value");
       if (b > 1) r.fail("bool value " + std::to_string(b) + " is neither 0 nor 1", at);
       return Value(b == 1);
     }
-    case ValueType::kString: return Value(read_string(r, "string value"));
-    case ValueType::kArray: return read_array(r, depth);
+    case ValueType::kString:
+      return Value(read_string(r, "string value"));
+    case ValueType::kArray:
+      return read_array(r, depth);
   }
   AFM_CHECK(false);
 }
@@ -155,7 +182,8 @@ void File::parse_all(std::span<const uint8_t> bytes) {
   uint64_t n_tensors = r.read<uint64_t>("tensor count");
   uint64_t n_kv = r.read<uint64_t>("metadata count");
   // Each key-value needs >= 13 bytes (length, one key byte, type), each tensor >= 33.
-  if (n_kv > r.remaining() / 13) r.fail("metadata count " + std::to_string(n_kv) + " is absurd", 16);
+  if (n_kv > r.remaining() / 13)
+    r.fail("metadata count " + std::to_string(n_kv) + " is absurd", 16);
   if (n_tensors > r.remaining() / 33) {
     r.fail("tensor count " + std::to_string(n_tensors) + " is absurd", 8);
   }
@@ -170,7 +198,8 @@ void File::parse_all(std::span<const uint8_t> bytes) {
     uint64_t type_at = r.offset();
     uint32_t raw_type = r.read<uint32_t>("metadata value type");
     if (!is_valid_value_type(raw_type)) {
-      r.fail("metadata key '" + key + "' has unknown value type " + std::to_string(raw_type), type_at);
+      r.fail("metadata key '" + key + "' has unknown value type " + std::to_string(raw_type),
+             type_at);
     }
     Value v = read_value(r, static_cast<ValueType>(raw_type), 0);
     key_index_.emplace(key, metadata_.size());
@@ -266,7 +295,8 @@ const Value* File::find(std::string_view key) const {
 const Value& File::get(std::string_view key) const {
   const Value* v = find(key);
   if (v == nullptr) {
-    throw_error(ErrorCode::kNotFound, context_ + ": missing metadata key '" + std::string(key) + "'");
+    throw_error(ErrorCode::kNotFound,
+                context_ + ": missing metadata key '" + std::string(key) + "'");
   }
   return *v;
 }
@@ -274,8 +304,8 @@ const Value& File::get(std::string_view key) const {
 uint32_t File::get_u32(std::string_view key) const {
   uint64_t v = get_u64(key);
   if (v > std::numeric_limits<uint32_t>::max()) {
-    throw_error(ErrorCode::kFormat, context_ + ": metadata key '" + std::string(key) +
-                                        "' value " + std::to_string(v) + " does not fit in u32");
+    throw_error(ErrorCode::kFormat, context_ + ": metadata key '" + std::string(key) + "' value " +
+                                        std::to_string(v) + " does not fit in u32");
   }
   return static_cast<uint32_t>(v);
 }

@@ -8,7 +8,8 @@ namespace afm::gguf {
 
 std::string_view value_type_name(ValueType t) {
   static constexpr std::array<std::string_view, 13> kNames = {
-      "u8", "i8", "u16", "i16", "u32", "i32", "f32", "bool", "string", "array", "u64", "i64", "f64"};
+      "u8",   "i8",     "u16",   "i16", "u32", "i32", "f32",
+      "bool", "string", "array", "u64", "i64", "f64"};
   auto i = static_cast<uint32_t>(t);
   return i < kNames.size() ? kNames[i] : "unknown";
 }
@@ -17,11 +18,16 @@ bool is_valid_value_type(uint32_t raw) { return raw <= static_cast<uint32_t>(Val
 
 std::optional<TensorTypeTraits> tensor_type_traits(uint32_t raw) {
   switch (static_cast<TensorType>(raw)) {
-    case TensorType::kF32: return TensorTypeTraits{"f32", 1, 4};
-    case TensorType::kF16: return TensorTypeTraits{"f16", 1, 2};
-    case TensorType::kBF16: return TensorTypeTraits{"bf16", 1, 2};
-    case TensorType::kQ8_0: return TensorTypeTraits{"q8_0", 32, 34};
-    case TensorType::kQ4_0: return TensorTypeTraits{"q4_0", 32, 18};
+    case TensorType::kF32:
+      return TensorTypeTraits{"f32", 1, 4};
+    case TensorType::kF16:
+      return TensorTypeTraits{"f16", 1, 2};
+    case TensorType::kBF16:
+      return TensorTypeTraits{"bf16", 1, 2};
+    case TensorType::kQ8_0:
+      return TensorTypeTraits{"q8_0", 32, 34};
+    case TensorType::kQ4_0:
+      return TensorTypeTraits{"q4_0", 32, 18};
   }
   return std::nullopt;
 }

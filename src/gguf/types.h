@@ -42,9 +42,9 @@ enum class TensorType : uint32_t {
 };
 
 struct TensorTypeTraits {
-  std::string_view name;     // "f32", "q8_0", ...
-  uint32_t block_elements;   // elements per block (1 for plain types)
-  uint32_t block_bytes;      // bytes per block
+  std::string_view name;    // "f32", "q8_0", ...
+  uint32_t block_elements;  // elements per block (1 for plain types)
+  uint32_t block_bytes;     // bytes per block
 };
 
 // nullopt for a type number this build does not know.

@@ -17,9 +17,14 @@ namespace {
 
 bool Value::is_integer() const {
   switch (type()) {
-    case ValueType::kUint8: case ValueType::kInt8: case ValueType::kUint16:
-    case ValueType::kInt16: case ValueType::kUint32: case ValueType::kInt32:
-    case ValueType::kUint64: case ValueType::kInt64:
+    case ValueType::kUint8:
+    case ValueType::kInt8:
+    case ValueType::kUint16:
+    case ValueType::kInt16:
+    case ValueType::kUint32:
+    case ValueType::kInt32:
+    case ValueType::kUint64:
+    case ValueType::kInt64:
       return true;
     default:
       return false;
@@ -30,7 +35,8 @@ int64_t Value::as_i64(std::string_view key) const {
   if (!is_integer()) type_mismatch(key, "an integer", type());
   if (const auto* u = std::get_if<uint64_t>(&v_)) {
     if (*u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      throw_error(ErrorCode::kFormat, "metadata key '" + std::string(key) + "': value out of range");
+      throw_error(ErrorCode::kFormat,
+                  "metadata key '" + std::string(key) + "': value out of range");
     }
     return static_cast<int64_t>(*u);
   }

@@ -51,8 +51,9 @@ void check_array_types(const std::string& key, const Value& v) {
   const Array& a = v.as_array(key);
   for (const Value& item : a.items) {
     if (item.type() != a.element_type) {
-      invalid("metadata key '" + key + "': array of " + std::string(value_type_name(a.element_type)) +
-              " holds a " + std::string(value_type_name(item.type())));
+      invalid("metadata key '" + key + "': array of " +
+              std::string(value_type_name(a.element_type)) + " holds a " +
+              std::string(value_type_name(item.type())));
     }
     check_array_types(key, item);
   }

@@ -32,7 +32,8 @@ class Writer {
   void set_alignment(uint32_t alignment);  // also stored as general.alignment (u32)
   void add_tensor(std::string name, TensorType type, std::vector<uint64_t> shape,
                   std::span<const uint8_t> data);
-  void add_tensor(std::string name, TensorType type, std::vector<uint64_t> shape, Producer producer);
+  void add_tensor(std::string name, TensorType type, std::vector<uint64_t> shape,
+                  Producer producer);
 
   const std::vector<KeyValue>& metadata() const { return metadata_; }
   uint64_t total_tensor_bytes() const;

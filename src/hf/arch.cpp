@@ -31,7 +31,8 @@ void write_llama_family_hparams(const HfConfig& c, const std::string& arch, gguf
   const uint64_t n_head = c.get_uint("num_attention_heads");
   const uint64_t n_embd = c.get_uint("hidden_size");
   if (n_head == 0 || n_embd % n_head != 0) {
-    throw_error(ErrorCode::kFormat, c.path() + ": hidden_size is not a multiple of num_attention_heads");
+    throw_error(ErrorCode::kFormat,
+                c.path() + ": hidden_size is not a multiple of num_attention_heads");
   }
   const uint64_t head_dim = c.get_uint("head_dim", n_embd / n_head);
   auto u32 = [&](const std::string& key, uint64_t v) {
@@ -44,7 +45,8 @@ void write_llama_family_hparams(const HfConfig& c, const std::string& arch, gguf
   u32("feed_forward_length", c.get_uint("intermediate_size"));
   u32("attention.head_count", n_head);
   u32("attention.head_count_kv", c.get_uint("num_key_value_heads", n_head));
-  w.set(arch + ".rope.freq_base", gguf::Value(static_cast<float>(c.get_float("rope_theta", 10000.0))));
+  w.set(arch + ".rope.freq_base",
+        gguf::Value(static_cast<float>(c.get_float("rope_theta", 10000.0))));
   w.set(arch + ".attention.layer_norm_rms_epsilon",
         gguf::Value(static_cast<float>(c.get_float("rms_norm_eps", 1e-6))));
   u32("rope.dimension_count", head_dim);

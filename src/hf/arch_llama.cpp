@@ -1,8 +1,8 @@
 // LlamaForCausalLM -> GGUF "llama". llama.cpp applies RoPE to consecutive pairs for llama, so
 // q_proj/k_proj rows are permuted from HF's rotate-half layout, as llama.cpp's converter does.
-#include "hf/arch.h"
-
 #include <cstring>
+
+#include "hf/arch.h"
 
 namespace afm::hf {
 namespace {
@@ -24,6 +24,7 @@ std::optional<TensorPlan> plan(const HfConfig& c, const std::string& name) {
 
 }  // namespace
 
-AFM_REGISTER_HF_ARCH(llama, ArchSpec{"LlamaForCausalLM", "llama", write_llama_family_hparams, plan});
+AFM_REGISTER_HF_ARCH(llama,
+                     ArchSpec{"LlamaForCausalLM", "llama", write_llama_family_hparams, plan});
 
 }  // namespace afm::hf

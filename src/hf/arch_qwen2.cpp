@@ -10,6 +10,7 @@ std::optional<TensorPlan> plan(const HfConfig&, const std::string& name) {
 
 }  // namespace
 
-AFM_REGISTER_HF_ARCH(qwen2, ArchSpec{"Qwen2ForCausalLM", "qwen2", write_llama_family_hparams, plan});
+AFM_REGISTER_HF_ARCH(qwen2,
+                     ArchSpec{"Qwen2ForCausalLM", "qwen2", write_llama_family_hparams, plan});
 
 }  // namespace afm::hf

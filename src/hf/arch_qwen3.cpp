@@ -10,6 +10,7 @@ std::optional<TensorPlan> plan(const HfConfig&, const std::string& name) {
 
 }  // namespace
 
-AFM_REGISTER_HF_ARCH(qwen3, ArchSpec{"Qwen3ForCausalLM", "qwen3", write_llama_family_hparams, plan});
+AFM_REGISTER_HF_ARCH(qwen3,
+                     ArchSpec{"Qwen3ForCausalLM", "qwen3", write_llama_family_hparams, plan});
 
 }  // namespace afm::hf

@@ -2,16 +2,16 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace afm::hf {
 
 class HfConfig {
  public:
   static HfConfig load(const std::string& path);  // Error(kIo | kFormat) naming the file
-  explicit HfConfig(nlohmann::json j, std::string path) : j_(std::move(j)), path_(std::move(path)) {}
+  explicit HfConfig(nlohmann::json j, std::string path)
+      : j_(std::move(j)), path_(std::move(path)) {}
 
   bool has(const std::string& key) const { return j_.contains(key) && !j_[key].is_null(); }
   uint64_t get_uint(const std::string& key) const;

@@ -21,11 +21,16 @@ namespace fs = std::filesystem;
 // llama.cpp's general.file_type numbering (LLAMA_FTYPE_*).
 uint32_t file_type(gguf::TensorType t) {
   switch (t) {
-    case gguf::TensorType::kF32: return 0;
-    case gguf::TensorType::kF16: return 1;
-    case gguf::TensorType::kQ4_0: return 2;
-    case gguf::TensorType::kQ8_0: return 7;
-    case gguf::TensorType::kBF16: return 32;
+    case gguf::TensorType::kF32:
+      return 0;
+    case gguf::TensorType::kF16:
+      return 1;
+    case gguf::TensorType::kQ4_0:
+      return 2;
+    case gguf::TensorType::kQ8_0:
+      return 7;
+    case gguf::TensorType::kBF16:
+      return 32;
   }
   return 0;
 }
@@ -58,18 +63,20 @@ void add_tensors(const HfConfig& config, const ArchSpec& arch, const Safetensors
     }
     const gguf::TensorType stored = storage_type(*t, type);
     std::vector<uint64_t> shape(t->shape.rbegin(), t->shape.rend());  // ggml order
-    w.add_tensor(plan->gguf_name, stored, shape, [t, plan = *plan, stored](std::vector<uint8_t>& out) {
-      std::vector<float> x = to_f32(*t);
-      if (plan.permute_rows_for_rope) {
-        const uint64_t rows = t->shape[0], cols = t->shape.size() > 1 ? t->shape[1] : 1;
-        if (rows % (2 * plan.permute_heads) != 0) {
-          throw_error(ErrorCode::kFormat, t->file + ": tensor '" + t->name + "' rows " +
-                                              std::to_string(rows) + " do not split into heads");
-        }
-        x = permute_rope_rows(x, rows, cols, plan.permute_heads);
-      }
-      encode(x, stored, out);
-    });
+    w.add_tensor(
+        plan->gguf_name, stored, shape, [t, plan = *plan, stored](std::vector<uint8_t>& out) {
+          std::vector<float> x = to_f32(*t);
+          if (plan.permute_rows_for_rope) {
+            const uint64_t rows = t->shape[0], cols = t->shape.size() > 1 ? t->shape[1] : 1;
+            if (rows % (2 * plan.permute_heads) != 0) {
+              throw_error(ErrorCode::kFormat, t->file + ": tensor '" + t->name + "' rows " +
+                                                  std::to_string(rows) +
+                                                  " do not split into heads");
+            }
+            x = permute_rope_rows(x, rows, cols, plan.permute_heads);
+          }
+          encode(x, stored, out);
+        });
     seen.insert(plan->gguf_name);
   }
   for (const char* required : {"token_embd.weight", "output_norm.weight"}) {
@@ -84,7 +91,8 @@ void add_tensors(const HfConfig& config, const ArchSpec& arch, const Safetensors
   for (uint64_t i = 0; i < layers; ++i) {
     for (const char* part : {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_up", "ffn_down"}) {
       std::string name = "blk." + std::to_string(i) + "." + part + ".weight";
-      if (seen.count(name) == 0) throw_error(ErrorCode::kNotFound, "missing tensor for '" + name + "'");
+      if (seen.count(name) == 0)
+        throw_error(ErrorCode::kNotFound, "missing tensor for '" + name + "'");
     }
   }
 }

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <limits>
-
 #include <nlohmann/json.hpp>
 
 #include "base/byte_reader.h"
@@ -21,9 +20,9 @@ struct DTypeInfo {
   size_t size;
 };
 constexpr DTypeInfo kDTypes[] = {
-    {"F64", DType::kF64, 8},  {"F32", DType::kF32, 4},  {"F16", DType::kF16, 2},
-    {"BF16", DType::kBF16, 2}, {"I64", DType::kI64, 8},  {"I32", DType::kI32, 4},
-    {"I16", DType::kI16, 2},  {"I8", DType::kI8, 1},    {"U8", DType::kU8, 1},
+    {"F64", DType::kF64, 8},   {"F32", DType::kF32, 4},        {"F16", DType::kF16, 2},
+    {"BF16", DType::kBF16, 2}, {"I64", DType::kI64, 8},        {"I32", DType::kI32, 4},
+    {"I16", DType::kI16, 2},   {"I8", DType::kI8, 1},          {"U8", DType::kU8, 1},
     {"BOOL", DType::kBool, 1}, {"F8_E4M3", DType::kF8E4M3, 1}, {"F8_E5M2", DType::kF8E5M2, 1},
 };
 
@@ -70,8 +69,8 @@ SafeTensor parse_entry(const std::string& context, const std::string& name,
                       ") lie outside the " + std::to_string(data.size()) + "-byte data section");
   }
   if (end - begin != n * dtype->size) {
-    fail(context, where + " has " + std::to_string(end - begin) + " bytes, its dtype and shape need " +
-                      std::to_string(n * dtype->size));
+    fail(context, where + " has " + std::to_string(end - begin) +
+                      " bytes, its dtype and shape need " + std::to_string(n * dtype->size));
   }
   t.data = data.subspan(begin, end - begin);
   return t;
@@ -130,7 +129,8 @@ void SafetensorsFile::parse_all(std::span<const uint8_t> bytes) {
     return true;
   };
   nlohmann::json j = nlohmann::json::parse(header, on_event, /*allow_exceptions=*/false);
-  if (j.is_discarded()) fail(context_, "header is not valid JSON (bytes 8.." + std::to_string(8 + header_len) + ")");
+  if (j.is_discarded())
+    fail(context_, "header is not valid JSON (bytes 8.." + std::to_string(8 + header_len) + ")");
   if (!j.is_object()) fail(context_, "header is not a JSON object");
   std::sort(top_keys.begin(), top_keys.end());
   auto dup = std::adjacent_find(top_keys.begin(), top_keys.end());
@@ -150,11 +150,13 @@ void SafetensorsFile::parse_all(std::span<const uint8_t> bytes) {
   // Byte ranges must be disjoint (zero-size tensors excepted).
   std::vector<const SafeTensor*> sorted;
   for (const SafeTensor& t : tensors_) sorted.push_back(&t);
-  std::sort(sorted.begin(), sorted.end(),
-            [](const SafeTensor* a, const SafeTensor* b) { return a->data.data() < b->data.data(); });
+  std::sort(sorted.begin(), sorted.end(), [](const SafeTensor* a, const SafeTensor* b) {
+    return a->data.data() < b->data.data();
+  });
   for (size_t i = 1; i < sorted.size(); ++i) {
     if (sorted[i - 1]->data.data() + sorted[i - 1]->data.size() > sorted[i]->data.data()) {
-      fail(context_, "tensor '" + sorted[i]->name + "' overlaps tensor '" + sorted[i - 1]->name + "'");
+      fail(context_,
+           "tensor '" + sorted[i]->name + "' overlaps tensor '" + sorted[i - 1]->name + "'");
     }
   }
 }
@@ -176,7 +178,8 @@ std::map<std::string, std::vector<std::string>> read_index(const std::string& pa
   for (const auto& [name, file] : map->items()) {
     if (!file.is_string()) fail(path, "weight_map entry '" + name + "' is not a file name");
     std::string f = file.get<std::string>();
-    if (f.find('/') != std::string::npos || f == "..") fail(path, "shard name '" + f + "' is not a plain file name");
+    if (f.find('/') != std::string::npos || f == "..")
+      fail(path, "shard name '" + f + "' is not a plain file name");
     shards[f].push_back(name);
   }
   return shards;
@@ -193,7 +196,8 @@ SafetensorsModel SafetensorsModel::open_dir(const std::string& dir) {
       for (const std::string& name : names) {
         const SafeTensor* t = m.find(name);
         if (t == nullptr || t->file != path) {
-          fail(index.string(), "tensor '" + name + "' is listed in shard '" + shard + "' but not stored there");
+          fail(index.string(),
+               "tensor '" + name + "' is listed in shard '" + shard + "' but not stored there");
         }
       }
     }
@@ -227,7 +231,8 @@ const SafeTensor* SafetensorsModel::find(const std::string& name) const {
 
 const SafeTensor& SafetensorsModel::get(const std::string& name) const {
   const SafeTensor* t = find(name);
-  if (t == nullptr) throw_error(ErrorCode::kNotFound, "missing tensor '" + name + "' in the safetensors files");
+  if (t == nullptr)
+    throw_error(ErrorCode::kNotFound, "missing tensor '" + name + "' in the safetensors files");
   return *t;
 }
 

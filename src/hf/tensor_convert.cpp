@@ -33,7 +33,8 @@ std::vector<float> to_f32(const SafeTensor& t) {
       break;
     default:
       throw_error(ErrorCode::kUnsupported, t.file + ": tensor '" + t.name + "' has dtype " +
-                                               dtype_name(t.dtype) + " (supported: F32, F16, BF16)");
+                                               dtype_name(t.dtype) +
+                                               " (supported: F32, F16, BF16)");
   }
   return out;
 }

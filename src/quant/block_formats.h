@@ -27,7 +27,7 @@ struct BlockQ4_0 {
 };
 static_assert(sizeof(BlockQ4_0) == 18);
 
-void quantize_row_q8_0(const float* x, BlockQ8_0* y, size_t n);   // x: (n), y: (n / 32)
+void quantize_row_q8_0(const float* x, BlockQ8_0* y, size_t n);  // x: (n), y: (n / 32)
 void dequantize_row_q8_0(const BlockQ8_0* x, float* y, size_t n);
 void quantize_row_q4_0(const float* x, BlockQ4_0* y, size_t n);
 void dequantize_row_q4_0(const BlockQ4_0* x, float* y, size_t n);

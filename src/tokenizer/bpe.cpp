@@ -14,9 +14,11 @@ uint64_t pair_key(int32_t a, int32_t b) {
 }
 }  // namespace
 
-BpeModel::BpeModel(const VocabSpec& spec) : unk_id_(spec.unk_id), byte_fallback_(spec.byte_fallback) {
+BpeModel::BpeModel(const VocabSpec& spec)
+    : unk_id_(spec.unk_id), byte_fallback_(spec.byte_fallback) {
   vocab_.reserve(spec.tokens.size());
-  for (size_t i = 0; i < spec.tokens.size(); ++i) vocab_.emplace(spec.tokens[i], static_cast<int32_t>(i));
+  for (size_t i = 0; i < spec.tokens.size(); ++i)
+    vocab_.emplace(spec.tokens[i], static_cast<int32_t>(i));
   for (int b = 0; b < 256; ++b) {
     char name[8];
     std::snprintf(name, sizeof(name), "<0x%02X>", b);

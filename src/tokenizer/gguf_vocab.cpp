@@ -40,8 +40,8 @@ Tokenizer Tokenizer::from_gguf(const gguf::File& f) {
   VocabSpec spec;
   const std::string& model = f.get_string("tokenizer.ggml.model");
   if (model != "gpt2") {
-    throw_error(ErrorCode::kUnsupported, f.path() + ": tokenizer.ggml.model '" + model +
-                                             "' is not supported yet (gpt2)");
+    throw_error(ErrorCode::kUnsupported,
+                f.path() + ": tokenizer.ggml.model '" + model + "' is not supported yet (gpt2)");
   }
   const gguf::Value* pre = f.find("tokenizer.ggml.pre");
   spec.pre_name = pre != nullptr ? pre->as_string("tokenizer.ggml.pre") : "gpt-2";
@@ -50,7 +50,8 @@ Tokenizer Tokenizer::from_gguf(const gguf::File& f) {
   spec.tokens = string_list(f, "tokenizer.ggml.tokens");
   for (const std::string& m : string_list(f, "tokenizer.ggml.merges")) {
     size_t sp = m.find(' ', 1);
-    if (sp == std::string::npos) throw_error(ErrorCode::kFormat, f.path() + ": merge '" + m + "' has no space");
+    if (sp == std::string::npos)
+      throw_error(ErrorCode::kFormat, f.path() + ": merge '" + m + "' has no space");
     spec.merges.emplace_back(m.substr(0, sp), m.substr(sp + 1));
   }
   if (const gguf::Value* types = f.find("tokenizer.ggml.token_type")) {
@@ -73,10 +74,13 @@ Tokenizer Tokenizer::from_gguf(const gguf::File& f) {
   spec.pad_id = optional_id(f, "tokenizer.ggml.padding_token_id");
   spec.add_bos = optional_bool(f, "tokenizer.ggml.add_bos_token", false);
   spec.add_eos = optional_bool(f, "tokenizer.ggml.add_eos_token", false);
-  if (const gguf::Value* t = f.find("tokenizer.chat_template")) spec.chat_template = t->as_string("tokenizer.chat_template");
-  for (int32_t* id : {spec.bos_id ? &*spec.bos_id : nullptr, spec.eos_id ? &*spec.eos_id : nullptr}) {
+  if (const gguf::Value* t = f.find("tokenizer.chat_template"))
+    spec.chat_template = t->as_string("tokenizer.chat_template");
+  for (int32_t* id :
+       {spec.bos_id ? &*spec.bos_id : nullptr, spec.eos_id ? &*spec.eos_id : nullptr}) {
     if (id != nullptr && (*id < 0 || static_cast<size_t>(*id) >= spec.tokens.size())) {
-      throw_error(ErrorCode::kFormat, f.path() + ": special token id " + std::to_string(*id) + " is out of range");
+      throw_error(ErrorCode::kFormat,
+                  f.path() + ": special token id " + std::to_string(*id) + " is out of range");
     }
   }
   return Tokenizer(std::move(spec));
@@ -86,19 +90,21 @@ void add_gguf_tokenizer_metadata(const std::string& tokenizer_json_text,
                                  const std::string& tokenizer_config_json_text, gguf::Writer& w) {
   VocabSpec spec = parse_tokenizer_json(tokenizer_json_text, tokenizer_config_json_text);
   if (spec.kind != ModelKind::kByteLevelBpe) {
-    throw_error(ErrorCode::kUnsupported,
-                "SentencePiece-style tokenizers cannot be written to GGUF yet (byte-level BPE only)");
+    throw_error(
+        ErrorCode::kUnsupported,
+        "SentencePiece-style tokenizers cannot be written to GGUF yet (byte-level BPE only)");
   }
   if (spec.ignore_merges != (spec.pre_name == "llama-bpe")) {
     // llama.cpp derives ignore_merges from the pre-tokenizer name; a mismatch would tokenize
     // differently there.
-    throw_error(ErrorCode::kUnsupported, "tokenizer.json: ignore_merges=" +
-                                             std::string(spec.ignore_merges ? "true" : "false") +
-                                             " does not match what llama.cpp assumes for '" +
-                                             spec.pre_name + "'");
+    throw_error(
+        ErrorCode::kUnsupported,
+        "tokenizer.json: ignore_merges=" + std::string(spec.ignore_merges ? "true" : "false") +
+            " does not match what llama.cpp assumes for '" + spec.pre_name + "'");
   }
   std::vector<int32_t> types(spec.tokens.size(), kTypeNormal);
-  for (const AddedToken& t : spec.added) types[static_cast<size_t>(t.id)] = t.special ? kTypeControl : kTypeUserDefined;
+  for (const AddedToken& t : spec.added)
+    types[static_cast<size_t>(t.id)] = t.special ? kTypeControl : kTypeUserDefined;
   std::vector<std::string> merges;
   merges.reserve(spec.merges.size());
   for (const auto& [a, b] : spec.merges) merges.push_back(a + " " + b);
@@ -113,7 +119,8 @@ void add_gguf_tokenizer_metadata(const std::string& tokenizer_json_text,
   set_id(w, "tokenizer.ggml.padding_token_id", spec.pad_id);
   w.set("tokenizer.ggml.add_bos_token", gguf::Value(spec.add_bos));
   w.set("tokenizer.ggml.add_eos_token", gguf::Value(spec.add_eos));
-  if (!spec.chat_template.empty()) w.set("tokenizer.chat_template", gguf::Value(spec.chat_template));
+  if (!spec.chat_template.empty())
+    w.set("tokenizer.chat_template", gguf::Value(spec.chat_template));
 }
 
 }  // namespace afm::tokenizer

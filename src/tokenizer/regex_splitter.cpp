@@ -28,15 +28,15 @@ pcre2_match_data* thread_match_data() {
 RegexSplitter::RegexSplitter(const std::string& pattern) : pattern_(pattern) {
   int err = 0;
   PCRE2_SIZE offset = 0;
-  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                                   PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &err, &offset,
-                                   nullptr);
+  pcre2_code* code =
+      pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
+                    PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &err, &offset, nullptr);
   if (code == nullptr) {
     PCRE2_UCHAR msg[256];
     pcre2_get_error_message(err, msg, sizeof(msg));
-    throw_error(ErrorCode::kFormat, "pre-tokenizer regex does not compile at offset " +
-                                        std::to_string(offset) + ": " +
-                                        reinterpret_cast<const char*>(msg) + " in /" + pattern + "/");
+    throw_error(ErrorCode::kFormat,
+                "pre-tokenizer regex does not compile at offset " + std::to_string(offset) + ": " +
+                    reinterpret_cast<const char*>(msg) + " in /" + pattern + "/");
   }
   pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);  // falls back to the interpreter if JIT fails
   code_ = code;

@@ -18,14 +18,18 @@ constexpr std::string_view kSpace = "\xe2\x96\x81";  // U+2581, SentencePiece's 
 
 Tokenizer::Tokenizer(VocabSpec spec) : spec_(std::move(spec)) {
   bpe_ = std::make_unique<BpeModel>(spec_);
-  if (spec_.kind == ModelKind::kByteLevelBpe) splitter_ = std::make_unique<RegexSplitter>(spec_.pre_regex);
+  if (spec_.kind == ModelKind::kByteLevelBpe)
+    splitter_ = std::make_unique<RegexSplitter>(spec_.pre_regex);
   special_.assign(spec_.tokens.size(), 0);
   for (const AddedToken& t : spec_.added) {
-    if (t.special && static_cast<size_t>(t.id) < special_.size()) special_[static_cast<size_t>(t.id)] = 1;
+    if (t.special && static_cast<size_t>(t.id) < special_.size())
+      special_[static_cast<size_t>(t.id)] = 1;
     added_by_length_.push_back(&t);
   }
   std::stable_sort(added_by_length_.begin(), added_by_length_.end(),
-                   [](const AddedToken* a, const AddedToken* b) { return a->content.size() > b->content.size(); });
+                   [](const AddedToken* a, const AddedToken* b) {
+                     return a->content.size() > b->content.size();
+                   });
 }
 
 Tokenizer::~Tokenizer() = default;
@@ -37,18 +41,24 @@ Tokenizer Tokenizer::from_json(const std::string& tokenizer_json, const std::str
 }
 
 Tokenizer Tokenizer::from_json_file(const std::string& path) {
-  std::filesystem::path config = std::filesystem::path(path).parent_path() / "tokenizer_config.json";
-  std::string config_text = std::filesystem::exists(config) ? read_file_to_string(config.string()) : "";
+  std::filesystem::path config =
+      std::filesystem::path(path).parent_path() / "tokenizer_config.json";
+  std::string config_text =
+      std::filesystem::exists(config) ? read_file_to_string(config.string()) : "";
   return from_json(read_file_to_string(path), config_text);
 }
 
-void Tokenizer::encode_segment(std::string_view text, bool at_start, std::vector<int32_t>& out) const {
+void Tokenizer::encode_segment(std::string_view text, bool at_start,
+                               std::vector<int32_t>& out) const {
   if (spec_.kind == ModelKind::kSentencePieceBpe) {
     // One word per segment: spaces become "▁", and a "▁" is prepended unless one leads already.
     std::string word;
     if ((!spec_.prepend_first_only || at_start) && (text.empty() || text[0] != ' ')) word += kSpace;
     for (char c : text) {
-      if (c == ' ') word += kSpace; else word.push_back(c);
+      if (c == ' ')
+        word += kSpace;
+      else
+        word.push_back(c);
     }
     bpe_->encode(word, out);
     return;
@@ -92,12 +102,14 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, EncodeOptions opti
       ++i;
       continue;
     }
-    if (i > segment_start) encode_segment(text.substr(segment_start, i - segment_start), segment_start == 0, out);
+    if (i > segment_start)
+      encode_segment(text.substr(segment_start, i - segment_start), segment_start == 0, out);
     out.push_back(match->id);
     i += match->content.size();
     segment_start = i;
   }
-  if (segment_start < text.size()) encode_segment(text.substr(segment_start), segment_start == 0, out);
+  if (segment_start < text.size())
+    encode_segment(text.substr(segment_start), segment_start == 0, out);
   return out;
 }
 
@@ -147,7 +159,8 @@ std::string IncrementalDecoder::push(int32_t id) {
   // Emit everything up to the last complete UTF-8 character.
   size_t end = pending_.size();
   size_t start = end;
-  while (start > 0 && end - start < 4 && (static_cast<uint8_t>(pending_[start - 1]) & 0xc0) == 0x80) --start;
+  while (start > 0 && end - start < 4 && (static_cast<uint8_t>(pending_[start - 1]) & 0xc0) == 0x80)
+    --start;
   if (start > 0) {
     size_t lead = start - 1;
     size_t need = utf8_sequence_length(static_cast<uint8_t>(pending_[lead]));

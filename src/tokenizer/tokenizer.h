@@ -32,7 +32,8 @@ class Tokenizer {
  public:
   static Tokenizer from_json(const std::string& tokenizer_json,
                              const std::string& tokenizer_config_json = "");
-  static Tokenizer from_json_file(const std::string& path);  // reads tokenizer_config.json beside it
+  static Tokenizer from_json_file(
+      const std::string& path);  // reads tokenizer_config.json beside it
   static Tokenizer from_gguf(const gguf::File& file);
   explicit Tokenizer(VocabSpec spec);
   ~Tokenizer();
@@ -58,7 +59,7 @@ class Tokenizer {
   VocabSpec spec_;
   std::unique_ptr<BpeModel> bpe_;
   std::unique_ptr<RegexSplitter> splitter_;
-  std::vector<uint8_t> special_;  // by id: 1 for added special tokens
+  std::vector<uint8_t> special_;                    // by id: 1 for added special tokens
   std::vector<const AddedToken*> added_by_length_;  // longest first, for splitting
 };
 

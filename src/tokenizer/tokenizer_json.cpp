@@ -92,12 +92,14 @@ void read_pre_tokenizer(const json& p, VocabSpec& spec) {
   if (type == "Metaspace") return read_metaspace(p, "/pre_tokenizer", spec);
   if (type != "Sequence") unsupported("pre-tokenizer '" + type + "'", "/pre_tokenizer/type");
   const json& items = field(p, "pretokenizers", "/pre_tokenizer");
-  if (!items.is_array() || items.size() != 2) unsupported("pre-tokenizer sequence shape", "/pre_tokenizer");
+  if (!items.is_array() || items.size() != 2)
+    unsupported("pre-tokenizer sequence shape", "/pre_tokenizer");
   const json& split = items[0];
   if (type_of(split, "/pre_tokenizer/pretokenizers/0") != "Split" ||
       split.value("behavior", std::string()) != "Isolated" || split.value("invert", false) ||
       !split.contains("pattern") || !split["pattern"].contains("Regex")) {
-    unsupported("first pre-tokenizer must be Split(Regex, Isolated)", "/pre_tokenizer/pretokenizers/0");
+    unsupported("first pre-tokenizer must be Split(Regex, Isolated)",
+                "/pre_tokenizer/pretokenizers/0");
   }
   if (type_of(items[1], "/pre_tokenizer/pretokenizers/1") != "ByteLevel") {
     unsupported("second pre-tokenizer must be ByteLevel", "/pre_tokenizer/pretokenizers/1");
@@ -115,7 +117,8 @@ void read_normalizer(const json& n, VocabSpec& spec) {
             n["normalizers"][0].value("prepend", "") == "\xe2\x96\x81" &&
             n["normalizers"][1].value("type", "") == "Replace" &&
             n["normalizers"][1].value("content", "") == "\xe2\x96\x81";
-  if (!ok) unsupported("normalizer '" + type + "' (only SentencePiece's Prepend+Replace)", "/normalizer");
+  if (!ok)
+    unsupported("normalizer '" + type + "' (only SentencePiece's Prepend+Replace)", "/normalizer");
   spec.kind = ModelKind::kSentencePieceBpe;
 }
 
@@ -126,15 +129,18 @@ void read_added_tokens(const json& added, VocabSpec& spec) {
     const json& a = added[i];
     std::string ptr = "/added_tokens/" + std::to_string(i);
     if (!a.is_object() || !a.contains("id") || !a["id"].is_number_unsigned() ||
-        !a.contains("content") || !a["content"].is_string() || a["content"].get<std::string>().empty()) {
+        !a.contains("content") || !a["content"].is_string() ||
+        a["content"].get<std::string>().empty()) {
       malformed("added token needs an id and non-empty content", ptr);
     }
     if (a.value("lstrip", false) || a.value("rstrip", false) || a.value("single_word", false)) {
       unsupported("added token with lstrip/rstrip/single_word", ptr);
     }
-    AddedToken t{a["id"].get<int32_t>(), a["content"].get<std::string>(), a.value("special", false)};
+    AddedToken t{a["id"].get<int32_t>(), a["content"].get<std::string>(),
+                 a.value("special", false)};
     if (t.id < 0 || t.id > 10'000'000) malformed("added token id out of range", ptr);
-    if (spec.tokens.size() <= static_cast<size_t>(t.id)) spec.tokens.resize(static_cast<size_t>(t.id) + 1);
+    if (spec.tokens.size() <= static_cast<size_t>(t.id))
+      spec.tokens.resize(static_cast<size_t>(t.id) + 1);
     spec.tokens[static_cast<size_t>(t.id)] = t.content;
     spec.added.push_back(std::move(t));
   }
@@ -177,14 +183,17 @@ void read_config(const std::string& text, VocabSpec& spec) {
   if (auto id = config_token(cfg, "eos_token", spec)) spec.eos_id = id;
   if (auto id = config_token(cfg, "pad_token", spec)) spec.pad_id = id;
   if (auto id = config_token(cfg, "unk_token", spec)) spec.unk_id = id;
-  if (cfg.contains("add_bos_token") && cfg["add_bos_token"].is_boolean()) spec.add_bos = cfg["add_bos_token"];
-  if (cfg.contains("add_eos_token") && cfg["add_eos_token"].is_boolean()) spec.add_eos = cfg["add_eos_token"];
+  if (cfg.contains("add_bos_token") && cfg["add_bos_token"].is_boolean())
+    spec.add_bos = cfg["add_bos_token"];
+  if (cfg.contains("add_eos_token") && cfg["add_eos_token"].is_boolean())
+    spec.add_eos = cfg["add_eos_token"];
   const json& tmpl = cfg.value("chat_template", json());
   if (tmpl.is_string()) {
     spec.chat_template = tmpl.get<std::string>();
   } else if (tmpl.is_array()) {  // [{"name": "default", "template": "..."}, ...]
     for (const json& t : tmpl) {
-      if (t.value("name", "") == "default" && t.contains("template")) spec.chat_template = t["template"];
+      if (t.value("name", "") == "default" && t.contains("template"))
+        spec.chat_template = t["template"];
     }
   }
 }
@@ -207,11 +216,13 @@ VocabSpec parse_tokenizer_json(const std::string& tokenizer_json,
     throw_error(ErrorCode::kFormat, std::string("tokenizer.json: ") + e.what());
   }
   if (spec.kind == ModelKind::kByteLevelBpe) {
-    if (spec.pre_regex.empty()) unsupported("byte-level BPE needs a ByteLevel pre-tokenizer", "/pre_tokenizer");
+    if (spec.pre_regex.empty())
+      unsupported("byte-level BPE needs a ByteLevel pre-tokenizer", "/pre_tokenizer");
     spec.pre_name = pre_name_for_regex(spec.pre_regex);
   }
   for (size_t i = 0; i < spec.tokens.size(); ++i) {
-    if (spec.tokens[i].empty()) malformed("token id " + std::to_string(i) + " has no token", "/model/vocab");
+    if (spec.tokens[i].empty())
+      malformed("token id " + std::to_string(i) + " has no token", "/model/vocab");
   }
   try {
     read_config(tokenizer_config_json, spec);

@@ -11,7 +11,7 @@
 namespace afm::tokenizer {
 
 enum class ModelKind {
-  kByteLevelBpe,  // GPT-2 / Llama-3 / Qwen: bytes mapped to characters, regex pre-tokenizer
+  kByteLevelBpe,      // GPT-2 / Llama-3 / Qwen: bytes mapped to characters, regex pre-tokenizer
   kSentencePieceBpe,  // "▁" for spaces, byte fallback tokens <0xNN>
 };
 
@@ -23,14 +23,14 @@ struct AddedToken {
 
 struct VocabSpec {
   ModelKind kind = ModelKind::kByteLevelBpe;
-  std::vector<std::string> tokens;  // by id, in the vocabulary's own form
+  std::vector<std::string> tokens;                          // by id, in the vocabulary's own form
   std::vector<std::pair<std::string, std::string>> merges;  // by rank
   std::vector<AddedToken> added;
-  std::string pre_name;     // llama.cpp's tokenizer.ggml.pre ("gpt-2", "llama-bpe", "qwen2")
-  std::string pre_regex;    // the regex that name stands for ("" for SentencePiece)
+  std::string pre_name;           // llama.cpp's tokenizer.ggml.pre ("gpt-2", "llama-bpe", "qwen2")
+  std::string pre_regex;          // the regex that name stands for ("" for SentencePiece)
   bool add_prefix_space = false;  // ByteLevel(add_prefix_space=True)
   bool byte_fallback = false;
-  bool ignore_merges = false;  // a pre-token that is itself a vocabulary entry is used whole
+  bool ignore_merges = false;       // a pre-token that is itself a vocabulary entry is used whole
   bool prepend_first_only = false;  // SentencePiece: "▁" only before the text's first segment
   std::optional<int32_t> bos_id, eos_id, unk_id, pad_id;
   bool add_bos = false;

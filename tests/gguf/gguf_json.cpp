@@ -38,18 +38,30 @@ nlohmann::json value_to_json(const Value& v) {
 
 Value value_from_json(const nlohmann::json& j) {
   switch (type_from_name(j.at("type").get<std::string>())) {
-    case ValueType::kUint8: return Value(j.at("value").get<uint8_t>());
-    case ValueType::kInt8: return Value(j.at("value").get<int8_t>());
-    case ValueType::kUint16: return Value(j.at("value").get<uint16_t>());
-    case ValueType::kInt16: return Value(j.at("value").get<int16_t>());
-    case ValueType::kUint32: return Value(j.at("value").get<uint32_t>());
-    case ValueType::kInt32: return Value(j.at("value").get<int32_t>());
-    case ValueType::kFloat32: return Value(j.at("value").get<float>());
-    case ValueType::kBool: return Value(j.at("value").get<bool>());
-    case ValueType::kString: return Value(j.at("value").get<std::string>());
-    case ValueType::kUint64: return Value(j.at("value").get<uint64_t>());
-    case ValueType::kInt64: return Value(j.at("value").get<int64_t>());
-    case ValueType::kFloat64: return Value(j.at("value").get<double>());
+    case ValueType::kUint8:
+      return Value(j.at("value").get<uint8_t>());
+    case ValueType::kInt8:
+      return Value(j.at("value").get<int8_t>());
+    case ValueType::kUint16:
+      return Value(j.at("value").get<uint16_t>());
+    case ValueType::kInt16:
+      return Value(j.at("value").get<int16_t>());
+    case ValueType::kUint32:
+      return Value(j.at("value").get<uint32_t>());
+    case ValueType::kInt32:
+      return Value(j.at("value").get<int32_t>());
+    case ValueType::kFloat32:
+      return Value(j.at("value").get<float>());
+    case ValueType::kBool:
+      return Value(j.at("value").get<bool>());
+    case ValueType::kString:
+      return Value(j.at("value").get<std::string>());
+    case ValueType::kUint64:
+      return Value(j.at("value").get<uint64_t>());
+    case ValueType::kInt64:
+      return Value(j.at("value").get<int64_t>());
+    case ValueType::kFloat64:
+      return Value(j.at("value").get<double>());
     case ValueType::kArray: {
       Array a;
       a.element_type = type_from_name(j.at("element_type").get<std::string>());

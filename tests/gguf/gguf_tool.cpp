@@ -3,9 +3,8 @@
 //   gguf_tool write SPEC OUT     writes SPEC (the same JSON shape) with afm's GGUF writer
 // Exit 1 with one line on stderr on error (the reader's message, including the byte offset).
 #include <cstdio>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "base/error.h"
 #include "base/mapped_file.h"
@@ -30,13 +29,15 @@ std::string to_hex(std::span<const uint8_t> bytes) {
 
 std::vector<uint8_t> from_hex(const std::string& s) {
   std::vector<uint8_t> out(s.size() / 2);
-  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<uint8_t>(std::stoi(s.substr(2 * i, 2), nullptr, 16));
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = static_cast<uint8_t>(std::stoi(s.substr(2 * i, 2), nullptr, 16));
   return out;
 }
 
 int dump(const std::string& path) {
   gguf::File file = gguf::File::open(path);
-  nlohmann::json j = {{"version", file.version()}, {"alignment", file.alignment()},
+  nlohmann::json j = {{"version", file.version()},
+                      {"alignment", file.alignment()},
                       {"data_offset", file.data_offset()}};
   nlohmann::json meta = nlohmann::json::array();
   for (const auto& [key, value] : file.metadata()) {
@@ -71,8 +72,8 @@ int write(const std::string& spec_path, const std::string& out) {
     auto type = gguf::tensor_type_from_name(t.at("type").get<std::string>());
     if (!type) throw std::runtime_error("unknown tensor type in spec");
     std::vector<uint8_t> data = from_hex(t.at("data").get<std::string>());
-    writer.add_tensor(t.at("name").get<std::string>(), *type, t.at("shape").get<std::vector<uint64_t>>(),
-                      std::span<const uint8_t>(data));
+    writer.add_tensor(t.at("name").get<std::string>(), *type,
+                      t.at("shape").get<std::vector<uint64_t>>(), std::span<const uint8_t>(data));
   }
   writer.write(out);
   return 0;

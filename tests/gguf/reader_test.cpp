@@ -115,8 +115,8 @@ TEST(GgufReader, MissingKeysAndTensorsAreTypedErrors) {
     EXPECT_NE(std::string(e.what()).find("nope"), std::string::npos);
   }
   EXPECT_THROW(f.get_tensor("nope"), Error);
-  EXPECT_THROW(f.get_string("u8"), Error);           // type mismatch
-  EXPECT_THROW(f.get_u64("i8"), Error);              // negative into unsigned
+  EXPECT_THROW(f.get_string("u8"), Error);  // type mismatch
+  EXPECT_THROW(f.get_u64("i8"), Error);     // negative into unsigned
   EXPECT_THROW(File::open(temp_path("does_not_exist.gguf")), Error);
   std::remove(path.c_str());
 }

@@ -36,14 +36,11 @@ TEST(GgufWriter, FailedWriteKeepsThePreviousFile) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::string path = (dir / "model.gguf").string();
-  {
-    std::ofstream(path) << "previous contents";
-  }
+  { std::ofstream(path) << "previous contents"; }
   Writer w;
   w.set("k", Value(uint32_t{1}));
-  w.add_tensor("t", TensorType::kF32, {4}, [](std::vector<uint8_t>&) {
-    throw Error(ErrorCode::kIo, "disk on fire");
-  });
+  w.add_tensor("t", TensorType::kF32, {4},
+               [](std::vector<uint8_t>&) { throw Error(ErrorCode::kIo, "disk on fire"); });
   EXPECT_THROW(w.write(path), Error);
   std::ifstream in(path);
   std::string contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -102,8 +102,10 @@ TEST(SafetensorsModel, ShardedIndexIsChecked) {
   auto write = [&](const std::string& name, const std::vector<uint8_t>& b) {
     write_file_atomic((dir / name).string(), std::string(b.begin(), b.end()));
   };
-  write("s1.safetensors", make_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 4));
-  write("s2.safetensors", make_file(R"({"b":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 4));
+  write("s1.safetensors",
+        make_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 4));
+  write("s2.safetensors",
+        make_file(R"({"b":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 4));
   write_file_atomic((dir / "model.safetensors.index.json").string(),
                     R"({"weight_map":{"a":"s1.safetensors","b":"s2.safetensors"}})");
   SafetensorsModel m = SafetensorsModel::open_dir(dir.string());
@@ -117,7 +119,8 @@ TEST(SafetensorsModel, ShardedIndexIsChecked) {
                     R"({"weight_map":{"a":"s3.safetensors"}})");
   EXPECT_THROW(SafetensorsModel::open_dir(dir.string()), Error);  // missing shard
   fs::remove(dir / "model.safetensors.index.json");
-  write("s3.safetensors", make_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 4));
+  write("s3.safetensors",
+        make_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 4));
   EXPECT_THROW(SafetensorsModel::open_dir(dir.string()), Error);  // 'a' in two files
   fs::remove_all(dir);
 }

@@ -12,7 +12,8 @@ TEST(TensorConvert, PermutesRotateHalfRowsToAdjacentPairs) {
   std::vector<float> y = permute_rope_rows(x, 4, 2, 1);
   EXPECT_EQ(y, (std::vector<float>{0, 0, 2, 2, 1, 1, 3, 3}));
   std::vector<float> two_heads = {0, 1, 2, 3, 10, 11, 12, 13};  // bias, 2 heads of 4
-  EXPECT_EQ(permute_rope_rows(two_heads, 8, 1, 2), (std::vector<float>{0, 2, 1, 3, 10, 12, 11, 13}));
+  EXPECT_EQ(permute_rope_rows(two_heads, 8, 1, 2),
+            (std::vector<float>{0, 2, 1, 3, 10, 12, 11, 13}));
 }
 
 TEST(TensorConvert, StorageTypePolicy) {

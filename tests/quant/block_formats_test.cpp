@@ -41,10 +41,10 @@ TEST(Q4_0, KnownBlock) {
   BlockQ4_0 b;
   quantize_row_q4_0(x.data(), &b, 32);
   EXPECT_EQ(b.d, f32_to_f16(1.0f));
-  EXPECT_EQ(b.qs[0] & 0x0f, 0);        // -8 + 8
-  EXPECT_EQ(b.qs[0] >> 4, 15);         // 7 + 8
-  EXPECT_EQ(b.qs[1] & 0x0f, 11);       // trunc(3.2 + 8.5)
-  EXPECT_EQ(b.qs[2], 8 | (8 << 4));    // zeros
+  EXPECT_EQ(b.qs[0] & 0x0f, 0);      // -8 + 8
+  EXPECT_EQ(b.qs[0] >> 4, 15);       // 7 + 8
+  EXPECT_EQ(b.qs[1] & 0x0f, 11);     // trunc(3.2 + 8.5)
+  EXPECT_EQ(b.qs[2], 8 | (8 << 4));  // zeros
 }
 
 TEST(Q8_0, RoundTripErrorIsBoundedByHalfAStep) {

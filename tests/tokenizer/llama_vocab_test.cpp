@@ -48,20 +48,24 @@ class LlamaVocab : public ::testing::TestWithParam<const char*> {};
 TEST_P(LlamaVocab, MatchesLlamaCppExpectedIds) {
   fs::path gguf_path = vocab_dir() / (std::string("ggml-vocab-") + GetParam() + ".gguf");
   if (!fs::exists(gguf_path)) {
-    GTEST_SKIP() << gguf_path << " absent (scripts/setup extracts it from the llama-cpp-python sdist)";
+    GTEST_SKIP() << gguf_path
+                 << " absent (scripts/setup extracts it from the llama-cpp-python sdist)";
   }
   gguf::File file = gguf::File::open(gguf_path.string());
   Tokenizer tok = Tokenizer::from_gguf(file);
   std::vector<std::string> inputs = split_inputs(read_file_to_string(gguf_path.string() + ".inp"));
-  std::vector<std::vector<int32_t>> expected = read_outputs(read_file_to_string(gguf_path.string() + ".out"));
+  std::vector<std::vector<int32_t>> expected =
+      read_outputs(read_file_to_string(gguf_path.string() + ".out"));
   ASSERT_EQ(inputs.size(), expected.size());
   ASSERT_GT(inputs.size(), 10u);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    EXPECT_EQ(tok.encode(inputs[i], {.parse_special = false}), expected[i]) << "input: '" << inputs[i] << "'";
+    EXPECT_EQ(tok.encode(inputs[i], {.parse_special = false}), expected[i])
+        << "input: '" << inputs[i] << "'";
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Vocabularies, LlamaVocab, ::testing::Values("gpt-2", "llama-bpe", "qwen2"));
+INSTANTIATE_TEST_SUITE_P(Vocabularies, LlamaVocab,
+                         ::testing::Values("gpt-2", "llama-bpe", "qwen2"));
 
 }  // namespace
 }  // namespace afm::tokenizer

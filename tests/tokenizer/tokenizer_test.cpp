@@ -20,7 +20,7 @@ const char* kTinyJson = R"({
 
 TEST(ByteLevel, MapsEveryByteAndBack) {
   EXPECT_EQ(byte_to_unicode('a'), "a");
-  EXPECT_EQ(byte_to_unicode(' '), "\xc4\xa0");  // Ġ
+  EXPECT_EQ(byte_to_unicode(' '), "\xc4\xa0");   // Ġ
   EXPECT_EQ(byte_to_unicode('\n'), "\xc4\x8a");  // Ċ
   std::string all;
   for (int b = 0; b < 256; ++b) all.push_back(static_cast<char>(b));
@@ -43,7 +43,7 @@ TEST(Tokenizer, MergesByRankAndSplitsAddedTokens) {
   EXPECT_EQ(t.encode("abc"), (std::vector<int32_t>{4}));
   EXPECT_EQ(t.encode("abc a"), (std::vector<int32_t>{4, 6}));
   EXPECT_EQ(t.encode("ab<s>c"), (std::vector<int32_t>{3, 7, 2}));
-  EXPECT_EQ(t.encode("<s>xa"), (std::vector<int32_t>{8, 0}));  // longest added token wins
+  EXPECT_EQ(t.encode("<s>xa"), (std::vector<int32_t>{8, 0}));       // longest added token wins
   EXPECT_EQ(t.encode("<s>", {.parse_special = false}).size(), 0u);  // '<' 's' '>' not in vocab
   EXPECT_TRUE(t.is_special(7));
   EXPECT_FALSE(t.is_special(8));
@@ -53,11 +53,14 @@ TEST(Tokenizer, MergesByRankAndSplitsAddedTokens) {
 }
 
 TEST(Tokenizer, FixturesRoundTrip) {
-  const char* texts[] = {"Hello, world! It's 2025.", "Grüß Gott — ça va? Привет 你好 🙂👩‍👩‍👧‍👦🇫🇷",
-                         "  leading\tand trailing  ", "def f(x):\n    return x ** 2",
-                         "<|im_start|>user\nhi<|im_end|>"};
+  const char* texts[] = {
+      "Hello, world! It's 2025.",
+      "Grüß Gott — ça va? Привет 你好 🙂👩‍👩‍👧‍👦🇫🇷",
+      "  leading\tand trailing  ", "def f(x):\n    return x ** 2",
+      "<|im_start|>user\nhi<|im_end|>"};
   for (const char* name : {"gpt2", "llama3", "qwen2", "spm"}) {
-    Tokenizer t = Tokenizer::from_json_file(std::string("tests/data/tokenizer/") + name + "/tokenizer.json");
+    Tokenizer t =
+        Tokenizer::from_json_file(std::string("tests/data/tokenizer/") + name + "/tokenizer.json");
     for (const char* text : texts) {
       // SentencePiece decoding drops the prepended space (as HF does), so text that starts
       // with a space or follows an added token cannot round-trip there.
@@ -109,9 +112,10 @@ TEST(Tokenizer, BadJsonIsATypedError) {
   expect_error("[]", ErrorCode::kFormat, "top level");
   expect_error(R"({"model": {"type": "Unigram", "vocab": []}})", ErrorCode::kUnsupported,
                "model type 'Unigram'");
-  expect_error(R"({"model": {"type": "BPE", "merges": []}})", ErrorCode::kFormat, "missing 'vocab'");
-  expect_error(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [7]}})", ErrorCode::kFormat,
-               "/model/merges/0");
+  expect_error(R"({"model": {"type": "BPE", "merges": []}})", ErrorCode::kFormat,
+               "missing 'vocab'");
+  expect_error(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [7]}})",
+               ErrorCode::kFormat, "/model/merges/0");
   expect_error(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a a"]},
                    "pre_tokenizer": {"type": "ByteLevel"}})",
                ErrorCode::kFormat, "missing from the vocabulary");

@@ -19,7 +19,8 @@ struct ConvertArgs {
 void run_convert(const ConvertArgs& args) {
   auto type = gguf::tensor_type_from_name(args.type);
   if (!type) {
-    throw_error(ErrorCode::kInvalidArgument, "--type '" + args.type + "' is not one of f32, f16, bf16, q8_0, q4_0");
+    throw_error(ErrorCode::kInvalidArgument,
+                "--type '" + args.type + "' is not one of f32, f16, bf16, q8_0, q4_0");
   }
   hf::ConvertOptions opt{args.hf_dir, args.out, *type};
   hf::ConvertResult r = hf::convert_hf_to_gguf(opt);

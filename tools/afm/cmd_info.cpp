@@ -2,9 +2,8 @@
 // tensors by type, tokenizer summary and chat template family.
 #include <cstdio>
 #include <map>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "command.h"
 #include "framework/chat_template_kind.h"

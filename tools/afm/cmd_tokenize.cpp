@@ -41,7 +41,8 @@ std::string printable(const std::string& bytes) {
     const auto c = static_cast<unsigned char>(bytes[i]);
     size_t n = tokenizer::utf8_sequence_length(c);
     bool complete = (c >= 0x20 && c < 0x80) || (c >= 0xc0 && i + n <= bytes.size() && n > 1);
-    for (size_t k = 1; complete && k < n; ++k) complete = (static_cast<unsigned char>(bytes[i + k]) & 0xc0) == 0x80;
+    for (size_t k = 1; complete && k < n; ++k)
+      complete = (static_cast<unsigned char>(bytes[i + k]) & 0xc0) == 0x80;
     if (c == '\n') {
       s += "\\n";
     } else if (c == '\t') {

@@ -38,8 +38,7 @@ nlohmann::json tensor_stats(const gguf::File& file, uint64_t* total_bytes) {
   return types;
 }
 
-nlohmann::json special_token(const gguf::File& file, const char* key,
-                             const gguf::Array* tokens) {
+nlohmann::json special_token(const gguf::File& file, const char* key, const gguf::Array* tokens) {
   const gguf::Value* id = file.find(key);
   if (id == nullptr || !id->is_integer()) return nullptr;
   int64_t i = id->as_i64(key);
@@ -62,7 +61,8 @@ nlohmann::json tokenizer_summary(const gguf::File& file) {
   const gguf::Value* pre = file.find("tokenizer.ggml.pre");
   nlohmann::json j = {
       {"model", model->as_string("tokenizer.ggml.model")},
-      {"pre", pre != nullptr && pre->is_string() ? pre->as_string("tokenizer.ggml.pre") : "default"},
+      {"pre",
+       pre != nullptr && pre->is_string() ? pre->as_string("tokenizer.ggml.pre") : "default"},
       {"vocab_size", tokens != nullptr ? tokens->items.size() : 0},
       {"merges", merges != nullptr && merges->is_array()
                      ? merges->as_array("tokenizer.ggml.merges").items.size()
@@ -87,7 +87,8 @@ nlohmann::json summarize_model(const gguf::File& file) {
   const gguf::Value* name = file.find("general.name");
   nlohmann::json hparams = nlohmann::json::object();
   for (const auto& [key, value] : file.metadata()) {
-    if (!arch.empty() && key.rfind(arch + ".", 0) == 0) hparams[key.substr(arch.size() + 1)] = to_json(value);
+    if (!arch.empty() && key.rfind(arch + ".", 0) == 0)
+      hparams[key.substr(arch.size() + 1)] = to_json(value);
   }
   uint64_t total_bytes = 0;
   nlohmann::json types = tensor_stats(file, &total_bytes);

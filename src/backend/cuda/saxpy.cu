@@ -17,7 +17,8 @@ __global__ void saxpy_kernel(int n, float a, const float* x, float* y) {  // x, 
 
 void check(cudaError_t err, const char* what) {
   if (err != cudaSuccess) {
-    throw_error(ErrorCode::kUnsupported, std::string("cuda: ") + what + ": " + cudaGetErrorString(err));
+    throw_error(ErrorCode::kUnsupported,
+                std::string("cuda: ") + what + ": " + cudaGetErrorString(err));
   }
 }
 
@@ -34,8 +35,8 @@ int device_count() {
 std::string describe() {
   int runtime = 0;
   cudaRuntimeGetVersion(&runtime);
-  return "cuda runtime " + std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10) +
-         ", " + std::to_string(device_count()) + " device(s)";
+  return "cuda runtime " + std::to_string(runtime / 1000) + "." +
+         std::to_string(runtime % 1000 / 10) + ", " + std::to_string(device_count()) + " device(s)";
 }
 
 void saxpy(float a, const float* x, float* y, size_t n) {
