@@ -80,6 +80,23 @@ def test_errors(tmp):
     assert usage.returncode != 0 and "required" in usage.stderr.lower(), usage.stderr
 
 
+def test_tokenize(tmp):
+    tok = "tests/data/tokenizer/qwen2/tokenizer.json"
+    r = run("tokenize", "--tokenizer", tok, "-p", "hi<|im_end|>", "--json")
+    assert r.returncode == 0, r.stderr
+    ids = json.loads(r.stdout)["tokens"]
+    assert ids[-1] == 2, ids  # <|im_end|> is one special token
+    text = os.path.join(tmp, "lines.txt")
+    with open(text, "w") as f:
+        f.write("a b\n\nc\n")
+    r = run("tokenize", "--tokenizer", tok, "-f", text, "--json", "--lines")
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 3 and r.stdout.splitlines()[1] == "[]"
+    bad = run("tokenize", "-p", "x")
+    assert bad.returncode == 1 and "needs -m MODEL or --tokenizer" in bad.stderr, bad.stderr
+    worse = run("tokenize", "--tokenizer", os.path.join(tmp, "nope.json"), "-p", "x")
+    assert worse.returncode == 1 and "nope.json" in worse.stderr, worse.stderr
+
+
 def test_help():
     top = run("--help")
     assert top.returncode == 0
@@ -93,6 +110,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_info(tmp)
         test_errors(tmp)
+        test_tokenize(tmp)
     test_help()
     print("cli: ok")
 
