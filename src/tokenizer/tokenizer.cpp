@@ -25,6 +25,7 @@ Tokenizer::Tokenizer(VocabSpec spec) : spec_(std::move(spec)) {
     if (t.special && static_cast<size_t>(t.id) < special_.size())
       special_[static_cast<size_t>(t.id)] = 1;
     added_by_length_.push_back(&t);
+    added_first_byte_[static_cast<uint8_t>(t.content[0])] = true;
   }
   std::stable_sort(added_by_length_.begin(), added_by_length_.end(),
                    [](const AddedToken* a, const AddedToken* b) {
@@ -90,7 +91,7 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, EncodeOptions opti
   size_t segment_start = 0, i = 0;
   while (i < text.size()) {
     const AddedToken* match = nullptr;
-    if (options.parse_special) {
+    if (options.parse_special && added_first_byte_[static_cast<uint8_t>(text[i])]) {
       for (const AddedToken* t : added_by_length_) {  // longest first
         if (text.compare(i, t->content.size(), t->content) == 0) {
           match = t;

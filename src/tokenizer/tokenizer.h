@@ -61,6 +61,7 @@ class Tokenizer {
   std::unique_ptr<RegexSplitter> splitter_;
   std::vector<uint8_t> special_;                    // by id: 1 for added special tokens
   std::vector<const AddedToken*> added_by_length_;  // longest first, for splitting
+  bool added_first_byte_[256] = {};                 // quick reject before comparing strings
 };
 
 // Streams text out of a token sequence without ever emitting part of a UTF-8 character:
