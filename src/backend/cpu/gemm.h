@@ -1,0 +1,46 @@
+// Matrix-multiply kernels: y[t][r] = dot(W row r, X row t) for a block of weight rows and a
+// block of tokens. One kernel per weight type and instruction set; the scalar set is the
+// reference that tests compare the others against and the fallback on any CPU.
+//
+// Weights stay in their file format (read in place from the mmap):
+//   f32 / f16 / bf16 rows of k values; q8_0 / q4_0 rows of k / 32 ggml blocks.
+// Activations: f32 rows for float weights; ActBlock rows (quantize_activations) for q8_0/q4_0,
+// so the inner loop is an integer dot product (VNNI where the CPU has it).
+// Kernels never allocate, throw or log. k must be a multiple of 32 for the quantised types.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace afm::cpu {
+
+// 32 activations quantised to int8 with one float scale; `sum` (the sum of q) lets a kernel
+// multiply unsigned 4-bit weights directly and subtract the zero point afterwards.
+struct ActBlock {
+  float d;
+  int32_t sum;
+  int8_t q[32];
+};
+static_assert(sizeof(ActBlock) == 40);
+
+// w: n_rows rows of w_row_bytes; x: n_tok rows of x_row_bytes; y[t * y_stride + r].
+using GemmKernel = void (*)(const void* w, size_t w_row_bytes, int64_t n_rows, const void* x,
+                            size_t x_row_bytes, int64_t n_tok, int64_t k, float* y,
+                            int64_t y_stride);
+
+struct GemmKernels {
+  const char* isa;
+  GemmKernel f32, f16, bf16, q8_0, q4_0;
+};
+
+const GemmKernels& scalar_gemm_kernels();
+// Null when this build or CPU lacks the instruction set.
+const GemmKernels* avx2_gemm_kernels();
+const GemmKernels* avx512_gemm_kernels();
+// The fastest set the CPU supports (honours AFM_CPU, see base/cpu_features.h).
+const GemmKernels& best_gemm_kernels();
+
+// x: (k) floats -> (k / 32) blocks; d = max|x| / 127, q = round-half-even(x / d).
+void quantize_activations(const float* x, ActBlock* y, int64_t k);
+
+}  // namespace afm::cpu

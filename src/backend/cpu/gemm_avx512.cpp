@@ -1,0 +1,169 @@
+// AVX-512 (F/BW/VL/DQ + VNNI) kernels. Compiled with those flags for this file only and chosen
+// at run time, so nothing here may be inlined into code that runs on other CPUs: helpers are
+// file-local and no standard-library templates are instantiated.
+//
+// Register tiles of R weight rows x C tokens: each loaded weight vector is reused C times and
+// each activation vector R times. Float types run 16 lanes; the quantised types run one 32-value
+// block per 256-bit VNNI dot product (vpdpbusd: unsigned x signed bytes into int32 lanes).
+#include "backend/cpu/gemm.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include "quant/block_formats.h"
+
+namespace afm::cpu {
+namespace {
+
+struct LoadF32 {
+  static __m512 load(const uint8_t* row, int64_t i) {
+    return _mm512_loadu_ps(reinterpret_cast<const float*>(row) + i);
+  }
+  static __m512 load_tail(const uint8_t* row, int64_t i, __mmask16 m) {
+    return _mm512_maskz_loadu_ps(m, reinterpret_cast<const float*>(row) + i);
+  }
+};
+
+struct LoadF16 {
+  static __m512 load(const uint8_t* row, int64_t i) {
+    return _mm512_cvtph_ps(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(reinterpret_cast<const uint16_t*>(row) + i)));
+  }
+  static __m512 load_tail(const uint8_t* row, int64_t i, __mmask16 m) {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, reinterpret_cast<const uint16_t*>(row) + i));
+  }
+};
+
+struct LoadBF16 {
+  static __m512 widen(__m256i h) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  }
+  static __m512 load(const uint8_t* row, int64_t i) {
+    return widen(_mm256_loadu_si256(
+        reinterpret_cast<const __m256i*>(reinterpret_cast<const uint16_t*>(row) + i)));
+  }
+  static __m512 load_tail(const uint8_t* row, int64_t i, __mmask16 m) {
+    return widen(_mm256_maskz_loadu_epi16(m, reinterpret_cast<const uint16_t*>(row) + i));
+  }
+};
+
+template <class Load, int R, int C>
+inline void float_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, int64_t k,
+                       float* y, int64_t ys) {
+  __m512 acc[R][C];
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= k; i += 16) {
+    __m512 wv[R];
+    for (int r = 0; r < R; ++r) wv[r] = Load::load(w + r * wrb, i);
+    for (int c = 0; c < C; ++c) {
+      const __m512 xv = _mm512_loadu_ps(reinterpret_cast<const float*>(x + c * xrb) + i);
+      for (int r = 0; r < R; ++r) acc[r][c] = _mm512_fmadd_ps(wv[r], xv, acc[r][c]);
+    }
+  }
+  if (i < k) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (k - i)) - 1);
+    __m512 wv[R];
+    for (int r = 0; r < R; ++r) wv[r] = Load::load_tail(w + r * wrb, i, m);
+    for (int c = 0; c < C; ++c) {
+      const __m512 xv = _mm512_maskz_loadu_ps(m, reinterpret_cast<const float*>(x + c * xrb) + i);
+      for (int r = 0; r < R; ++r) acc[r][c] = _mm512_fmadd_ps(wv[r], xv, acc[r][c]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) y[c * ys + r] = _mm512_reduce_add_ps(acc[r][c]);
+}
+
+inline float hsum256(__m256 v) {
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 s2 = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s2, _mm_movehdup_ps(s2)));
+}
+
+inline float half_to_float(uint16_t h) { return _cvtsh_ss(h); }
+
+// Q4_0: nibbles are unsigned 0..15 (value = q - 8); vpdpbusd(q, x) then subtract 8 * sum(x),
+// folded into the accumulator's starting value.
+template <int R, int C>
+inline void q4_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, int64_t nb,
+                    float* y, int64_t ys) {
+  __m256 acc[R][C];
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
+  const __m128i low_mask = _mm_set1_epi8(0x0f);
+  for (int64_t b = 0; b < nb; ++b) {
+    __m256i wq[R];
+    float dw[R];
+    for (int r = 0; r < R; ++r) {
+      const auto* blk = reinterpret_cast<const quant::BlockQ4_0*>(w + r * wrb) + b;
+      const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk->qs));
+      const __m128i lo = _mm_and_si128(qs, low_mask);
+      const __m128i hi = _mm_and_si128(_mm_srli_epi16(qs, 4), low_mask);
+      wq[r] = _mm256_set_m128i(hi, lo);
+      dw[r] = half_to_float(blk->d);
+    }
+    for (int c = 0; c < C; ++c) {
+      const auto* a = reinterpret_cast<const ActBlock*>(x + c * xrb) + b;
+      const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a->q));
+      const __m256i bias = _mm256_castsi128_si256(_mm_cvtsi32_si128(-8 * a->sum));
+      for (int r = 0; r < R; ++r) {
+        const __m256i s = _mm256_dpbusd_epi32(bias, wq[r], xv);
+        acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(dw[r] * a->d), acc[r][c]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) y[c * ys + r] = hsum256(acc[r][c]);
+}
+
+// Q8_0: make the activations unsigned (x + 128, by flipping the top bit) and subtract
+// 128 * sum(w), which one extra vpdpbusd per weight block computes for all C tokens.
+template <int R, int C>
+inline void q8_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, int64_t nb,
+                    float* y, int64_t ys) {
+  __m256 acc[R][C];
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
+  const __m256i k128 = _mm256_set1_epi8(static_cast<char>(0x80));
+  for (int64_t b = 0; b < nb; ++b) {
+    __m256i wq[R], neg_bias[R];
+    float dw[R];
+    for (int r = 0; r < R; ++r) {
+      const auto* blk = reinterpret_cast<const quant::BlockQ8_0*>(w + r * wrb) + b;
+      wq[r] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->q));
+      neg_bias[r] = _mm256_sub_epi32(_mm256_setzero_si256(),
+                                     _mm256_dpbusd_epi32(_mm256_setzero_si256(), k128, wq[r]));
+      dw[r] = half_to_float(blk->d);
+    }
+    for (int c = 0; c < C; ++c) {
+      const auto* a = reinterpret_cast<const ActBlock*>(x + c * xrb) + b;
+      const __m256i xu =
+          _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a->q)), k128);
+      for (int r = 0; r < R; ++r) {
+        const __m256i s = _mm256_dpbusd_epi32(neg_bias[r], xu, wq[r]);
+        acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(dw[r] * a->d), acc[r][c]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) y[c * ys + r] = hsum256(acc[r][c]);
+}
+
+#define AFM_TILE_ROWS 4
+#define AFM_TILE_COLS 4
+#include "backend/cpu/gemm_tiling.inc"
+
+}  // namespace
+
+const GemmKernels* avx512_gemm_kernels_impl() {
+  static const GemmKernels kernels{"avx512", gemm_f32, gemm_f16, gemm_bf16, gemm_q8_0, gemm_q4_0};
+  return &kernels;
+}
+
+}  // namespace afm::cpu
+#else
+namespace afm::cpu {
+const GemmKernels* avx512_gemm_kernels_impl() { return nullptr; }
+}  // namespace afm::cpu
+#endif

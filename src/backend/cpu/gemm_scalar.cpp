@@ -1,0 +1,109 @@
+// Reference kernels: the plainest correct code, in the same per-block order as the SIMD ones.
+#include <cmath>
+
+#include "backend/cpu/gemm.h"
+#include "base/half.h"
+#include "quant/block_formats.h"
+
+namespace afm::cpu {
+namespace {
+
+template <class ToFloat>
+void gemm_float(const void* w, size_t w_row_bytes, int64_t n_rows, const void* x,
+                size_t x_row_bytes, int64_t n_tok, int64_t k, float* y, int64_t y_stride,
+                ToFloat to_float) {
+  const auto* wb = static_cast<const uint8_t*>(w);
+  const auto* xb = static_cast<const uint8_t*>(x);
+  for (int64_t t = 0; t < n_tok; ++t) {
+    const auto* xr = reinterpret_cast<const float*>(xb + t * x_row_bytes);
+    for (int64_t r = 0; r < n_rows; ++r) {
+      const uint8_t* wr = wb + r * w_row_bytes;
+      double sum = 0;  // the reference may be more exact than the kernels it checks
+      for (int64_t i = 0; i < k; ++i) sum += static_cast<double>(to_float(wr, i)) * xr[i];
+      y[t * y_stride + r] = static_cast<float>(sum);
+    }
+  }
+}
+
+void gemm_f32(const void* w, size_t wrb, int64_t nr, const void* x, size_t xrb, int64_t nt,
+              int64_t k, float* y, int64_t ys) {
+  gemm_float(w, wrb, nr, x, xrb, nt, k, y, ys, [](const uint8_t* row, int64_t i) {
+    return reinterpret_cast<const float*>(row)[i];
+  });
+}
+
+void gemm_f16(const void* w, size_t wrb, int64_t nr, const void* x, size_t xrb, int64_t nt,
+              int64_t k, float* y, int64_t ys) {
+  gemm_float(w, wrb, nr, x, xrb, nt, k, y, ys, [](const uint8_t* row, int64_t i) {
+    return f16_to_f32(reinterpret_cast<const uint16_t*>(row)[i]);
+  });
+}
+
+void gemm_bf16(const void* w, size_t wrb, int64_t nr, const void* x, size_t xrb, int64_t nt,
+               int64_t k, float* y, int64_t ys) {
+  gemm_float(w, wrb, nr, x, xrb, nt, k, y, ys, [](const uint8_t* row, int64_t i) {
+    return bf16_to_f32(reinterpret_cast<const uint16_t*>(row)[i]);
+  });
+}
+
+// The integer part of one block's dot product; Block is BlockQ8_0 or BlockQ4_0.
+int32_t block_dot(const quant::BlockQ8_0& w, const ActBlock& a) {
+  int32_t s = 0;
+  for (int i = 0; i < 32; ++i) s += w.q[i] * a.q[i];
+  return s;
+}
+
+int32_t block_dot(const quant::BlockQ4_0& w, const ActBlock& a) {
+  int32_t s = 0;
+  for (int i = 0; i < 16; ++i) {
+    s += (w.qs[i] & 0x0f) * a.q[i] + (w.qs[i] >> 4) * a.q[i + 16];
+  }
+  return s - 8 * a.sum;
+}
+
+template <class Block>
+void gemm_quant(const void* w, size_t w_row_bytes, int64_t n_rows, const void* x,
+                size_t x_row_bytes, int64_t n_tok, int64_t k, float* y, int64_t y_stride) {
+  const int64_t nb = k / 32;
+  for (int64_t t = 0; t < n_tok; ++t) {
+    const auto* xr = reinterpret_cast<const ActBlock*>(static_cast<const uint8_t*>(x) +
+                                                       t * x_row_bytes);
+    for (int64_t r = 0; r < n_rows; ++r) {
+      const auto* wr =
+          reinterpret_cast<const Block*>(static_cast<const uint8_t*>(w) + r * w_row_bytes);
+      float sum = 0;
+      for (int64_t b = 0; b < nb; ++b) {
+        sum += static_cast<float>(block_dot(wr[b], xr[b])) * (f16_to_f32(wr[b].d) * xr[b].d);
+      }
+      y[t * y_stride + r] = sum;
+    }
+  }
+}
+
+}  // namespace
+
+const GemmKernels& scalar_gemm_kernels() {
+  static const GemmKernels kernels{"scalar", gemm_f32, gemm_f16, gemm_bf16,
+                                   gemm_quant<quant::BlockQ8_0>, gemm_quant<quant::BlockQ4_0>};
+  return kernels;
+}
+
+void quantize_activations(const float* x, ActBlock* y, int64_t k) {
+  for (int64_t b = 0; b < k / 32; ++b) {
+    const float* xb = x + b * 32;
+    float amax = 0;
+    for (int i = 0; i < 32; ++i) amax = std::fmax(amax, std::fabs(xb[i]));
+    const float d = amax / 127.0f;
+    const float inv = d != 0 ? 1.0f / d : 0.0f;
+    int32_t sum = 0;
+    for (int i = 0; i < 32; ++i) {
+      const int q = static_cast<int>(std::nearbyint(xb[i] * inv));
+      y[b].q[i] = static_cast<int8_t>(q);
+      sum += q;
+    }
+    y[b].d = d;
+    y[b].sum = sum;
+  }
+}
+
+}  // namespace afm::cpu

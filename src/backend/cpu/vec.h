@@ -1,0 +1,25 @@
+// Vector primitives: attention over the KV cache (rows f32 or f16) and the SwiGLU activation.
+// Scalar references plus an AVX2/F16C/FMA set chosen at run time (best_vec_kernels()).
+// Kernels never allocate, throw or log.
+#pragma once
+
+#include <cstdint>
+
+namespace afm::cpu {
+
+struct VecKernels {
+  const char* isa;
+  float (*dot_f32)(const float* a, const float* b, int64_t n);
+  float (*dot_f16)(const float* a, const uint16_t* b, int64_t n);
+  void (*axpy_f32)(float alpha, const float* x, float* y, int64_t n);   // y += alpha * x
+  void (*axpy_f16)(float alpha, const uint16_t* x, float* y, int64_t n);
+  void (*f32_to_f16)(const float* x, uint16_t* y, int64_t n);
+  // out = silu(gate) * up = gate / (1 + exp(-gate)) * up (SwiGLU); out may alias gate.
+  void (*silu_mul)(const float* gate, const float* up, float* out, int64_t n);
+};
+
+const VecKernels& scalar_vec_kernels();
+const VecKernels* avx2_vec_kernels();  // null without AVX2/F16C/FMA
+const VecKernels& best_vec_kernels();
+
+}  // namespace afm::cpu

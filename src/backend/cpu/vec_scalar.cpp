@@ -1,0 +1,52 @@
+#include <cmath>
+
+#include "backend/cpu/vec.h"
+#include "base/cpu_features.h"
+#include "base/half.h"
+
+namespace afm::cpu {
+namespace {
+
+float dot_f32(const float* a, const float* b, int64_t n) {
+  float s = 0;
+  for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+float dot_f16(const float* a, const uint16_t* b, int64_t n) {
+  float s = 0;
+  for (int64_t i = 0; i < n; ++i) s += a[i] * f16_to_f32(b[i]);
+  return s;
+}
+void axpy_f32(float alpha, const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += alpha * x[i];
+}
+void axpy_f16(float alpha, const uint16_t* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += alpha * f16_to_f32(x[i]);
+}
+void to_f16(const float* x, uint16_t* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = f32_to_f16(x[i]);
+}
+
+void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
+}  // namespace
+
+const VecKernels* avx2_vec_kernels_impl();
+
+const VecKernels& scalar_vec_kernels() {
+  static const VecKernels k{"scalar", dot_f32, dot_f16, axpy_f32, axpy_f16, to_f16, silu_mul};
+  return k;
+}
+
+const VecKernels* avx2_vec_kernels() {
+  return cpu_features().avx2 ? avx2_vec_kernels_impl() : nullptr;
+}
+
+const VecKernels& best_vec_kernels() {
+  static const VecKernels* best = avx2_vec_kernels() ? avx2_vec_kernels() : &scalar_vec_kernels();
+  return *best;
+}
+
+}  // namespace afm::cpu

@@ -1,0 +1,53 @@
+// One sequence being evaluated: a shared Model, its SequenceState (KV cache) and a thread
+// pool. Long inputs are split into n_batch chunks; inputs that do not fit the context are a
+// typed error before any work is done, never a crash.
+//
+// Thread safety: one call at a time per Context; many Contexts may share one Model.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "model/model.h"
+
+namespace afm::model {
+
+struct ContextOptions {
+  int64_t n_ctx = 0;      // 0: the model's training context, at most 4096
+  int n_threads = 0;      // 0: the cores available to this process
+  int64_t n_batch = 512;  // tokens per forward() call during prefill
+  ops::KvType kv_type = ops::KvType::kF16;
+};
+
+class Context {
+ public:
+  Context(std::shared_ptr<const Model> model, const ContextOptions& options);
+
+  const Model& model() const { return *model_; }
+  int64_t n_past() const { return state_->n_past(); }
+  int64_t n_ctx() const { return state_->n_ctx(); }
+  int n_threads() const { return pool_.size(); }
+  const SequenceState& state() const { return *state_; }
+
+  // Appends tokens and returns the logits after the last one (n_vocab floats, valid until the
+  // next call). Error(kInvalidArgument) when tokens is empty or does not fit the context.
+  std::span<const float> eval(std::span<const int32_t> tokens);
+  // Appends tokens and returns the logits after every one: (tokens.size(), n_vocab).
+  std::vector<float> eval_all(std::span<const int32_t> tokens);
+  // Drops positions >= n so the next eval continues from n (prefix reuse).
+  void truncate(int64_t n) { state_->truncate(n); }
+
+ private:
+  void check_fits(size_t n_tokens) const;
+
+  std::shared_ptr<const Model> model_;
+  ThreadPool pool_;
+  int64_t n_batch_;
+  std::unique_ptr<SequenceState> state_;
+  std::vector<float> logits_;
+};
+
+}  // namespace afm::model

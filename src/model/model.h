@@ -1,0 +1,73 @@
+// A loaded model: immutable weights (viewed in place in the GGUF mmap) plus the forward pass of
+// its architecture. One Model serves any number of sequences; each sequence keeps its own
+// SequenceState (KV cache, scratch), created by new_state().
+//
+// Thread safety: a Model is read-only after load and may be shared across threads; a
+// SequenceState is used by one forward() at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "base/thread_pool.h"
+#include "gguf/reader.h"
+#include "model/hparams.h"
+#include "ops/attention.h"
+
+namespace afm::model {
+
+struct StateOptions {
+  int64_t n_ctx = 0;    // positions the KV cache holds
+  int64_t n_batch = 0;  // most tokens one forward() call receives
+  ops::KvType kv_type = ops::KvType::kF16;
+};
+
+class SequenceState {
+ public:
+  virtual ~SequenceState() = default;
+  int64_t n_past() const { return n_past_; }
+  int64_t n_ctx() const { return n_ctx_; }
+  // Forgets positions >= n (n <= n_past): the next forward() continues from position n.
+  void truncate(int64_t n);
+  virtual size_t kv_bytes() const = 0;
+  virtual size_t kv_bytes_per_token() const = 0;
+
+ protected:
+  SequenceState(int64_t n_ctx) : n_ctx_(n_ctx) {}
+  int64_t n_past_ = 0;
+  int64_t n_ctx_;
+};
+
+// Which positions of a forward() batch need logits.
+enum class LogitRows { kLast, kAll };
+
+class Model {
+ public:
+  virtual ~Model() = default;
+
+  const HParams& hparams() const { return hparams_; }
+  const gguf::File& file() const { return *file_; }
+
+  virtual std::unique_ptr<SequenceState> new_state(const StateOptions& options) const = 0;
+
+  // Runs tokens at positions state.n_past() ...; appends their K/V and advances n_past.
+  // logits: (1 or tokens.size(), n_vocab) per `rows`. tokens.size() <= the state's n_batch and
+  // must fit the context (callers check; see Context). Token ids out of range: Error.
+  virtual void forward(SequenceState& state, std::span<const int32_t> tokens, LogitRows rows,
+                       float* logits, ThreadPool& pool) const = 0;
+
+  // One line per architecture feature for `afm info` ("rope: halves, theta 1e6", ...).
+  virtual std::string describe() const = 0;
+
+ protected:
+  Model(std::shared_ptr<const gguf::File> file, HParams hparams)
+      : file_(std::move(file)), hparams_(std::move(hparams)) {}
+
+ private:
+  std::shared_ptr<const gguf::File> file_;
+  HParams hparams_;
+};
+
+}  // namespace afm::model

@@ -1,0 +1,61 @@
+#include "model/weights.h"
+
+#include "base/error.h"
+#include "ops/embedding.h"
+
+namespace afm::model {
+namespace {
+
+std::string shape_string(const std::vector<uint64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+ops::Matrix WeightLoader::matrix(const std::string& name, int64_t rows, int64_t cols) const {
+  const gguf::TensorInfo& t = file_.get_tensor(name);
+  const std::vector<uint64_t> want{static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)};
+  if (t.shape != want) {
+    throw_error(ErrorCode::kFormat, file_.path() + ": tensor " + name + " has shape " +
+                                        shape_string(t.shape) + ", expected " + shape_string(want));
+  }
+  if (!ops::is_supported_weight_type(t.type)) {
+    throw_error(ErrorCode::kUnsupported,
+                file_.path() + ": tensor " + name + " has type " +
+                    std::string(gguf::tensor_type_traits(t.type).name) +
+                    ", which the engine does not run (f32, f16, bf16, q8_0, q4_0)");
+  }
+  ops::Matrix m;
+  m.type = t.type;
+  m.data = t.data;
+  m.rows = rows;
+  m.cols = cols;
+  m.row_bytes = ops::row_bytes_for(t.type, cols);
+  return m;
+}
+
+std::vector<float> WeightLoader::vector(const std::string& name, int64_t n) const {
+  const gguf::TensorInfo& t = file_.get_tensor(name);
+  const std::vector<uint64_t> want{static_cast<uint64_t>(n)};
+  if (t.shape != want) {
+    throw_error(ErrorCode::kFormat, file_.path() + ": tensor " + name + " has shape " +
+                                        shape_string(t.shape) + ", expected " + shape_string(want));
+  }
+  const auto traits = gguf::tensor_type_traits(t.type);
+  if (!ops::is_supported_weight_type(t.type) || n % traits.block_elements != 0) {
+    throw_error(ErrorCode::kUnsupported, file_.path() + ": tensor " + name + " has type " +
+                                             std::string(traits.name) + ", expected f32");
+  }
+  const ops::Matrix row{t.type, t.data, 1, n, ops::row_bytes_for(t.type, n)};
+  std::vector<float> out(n);
+  ops::dequantize_row(row, 0, out.data());
+  return out;
+}
+
+std::vector<float> WeightLoader::optional_vector(const std::string& name, int64_t n) const {
+  return has(name) ? vector(name, n) : std::vector<float>{};
+}
+
+}  // namespace afm::model

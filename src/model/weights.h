@@ -1,0 +1,30 @@
+// Looks up weight tensors in a GGUF file with their expected shapes, as in-place views.
+// Every mismatch is an Error(kFormat) naming the tensor, the expected and the actual shape or
+// type, so a broken or foreign file fails at load, not in a kernel.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gguf/reader.h"
+#include "ops/matrix.h"
+
+namespace afm::model {
+
+class WeightLoader {
+ public:
+  explicit WeightLoader(const gguf::File& file) : file_(file) {}
+
+  bool has(const std::string& name) const { return file_.find_tensor(name) != nullptr; }
+  // A (rows, cols) matrix: GGUF shape [cols, rows], a matmul weight type.
+  ops::Matrix matrix(const std::string& name, int64_t rows, int64_t cols) const;
+  // A vector of n values, converted to f32 (norm weights and biases are small).
+  std::vector<float> vector(const std::string& name, int64_t n) const;
+  std::vector<float> optional_vector(const std::string& name, int64_t n) const;
+
+ private:
+  const gguf::File& file_;
+};
+
+}  // namespace afm::model

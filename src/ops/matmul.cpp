@@ -1,0 +1,107 @@
+#include "ops/matmul.h"
+
+#include <algorithm>
+
+#include "base/error.h"
+#include "gguf/types.h"
+
+namespace afm::ops {
+namespace {
+
+cpu::GemmKernel kernel_for(const cpu::GemmKernels& k, gguf::TensorType type) {
+  switch (type) {
+    case gguf::TensorType::kF32: return k.f32;
+    case gguf::TensorType::kF16: return k.f16;
+    case gguf::TensorType::kBF16: return k.bf16;
+    case gguf::TensorType::kQ8_0: return k.q8_0;
+    case gguf::TensorType::kQ4_0: return k.q4_0;
+    default: return nullptr;
+  }
+}
+
+bool is_quantized(gguf::TensorType type) {
+  return type == gguf::TensorType::kQ8_0 || type == gguf::TensorType::kQ4_0;
+}
+
+// Rows per cache block: enough weight bytes to be reused from L2 by every token of a batch.
+int64_t rows_per_block(size_t row_bytes) {
+  constexpr size_t kBlockBytes = 192 * 1024;
+  return std::max<int64_t>(16, static_cast<int64_t>(kBlockBytes / std::max<size_t>(row_bytes, 1)) & ~int64_t{15});
+}
+
+}  // namespace
+
+bool is_supported_weight_type(gguf::TensorType type) {
+  return kernel_for(cpu::scalar_gemm_kernels(), type) != nullptr;
+}
+
+size_t row_bytes_for(gguf::TensorType type, int64_t cols) {
+  const auto& traits = gguf::tensor_type_traits(type);
+  return static_cast<size_t>(cols / traits.block_elements) * traits.block_bytes;
+}
+
+Activations::Activations(const float* x, int64_t tokens, int64_t k,
+                         std::vector<cpu::ActBlock>& scratch)
+    : x_(x), tokens_(tokens), k_(k), scratch_(scratch) {}
+
+const cpu::ActBlock* Activations::q8(ThreadPool& pool) {
+  if (!quantized_) {
+    AFM_CHECK(k_ % 32 == 0);
+    const int64_t blocks_per_row = k_ / 32;
+    if (scratch_.size() < static_cast<size_t>(tokens_ * blocks_per_row)) {
+      scratch_.resize(tokens_ * blocks_per_row);
+    }
+    cpu::ActBlock* out = scratch_.data();
+    auto quantize_rows = [&](int index, int count) {
+      const Range r = split_range(tokens_, index, count);
+      for (int64_t t = r.begin; t < r.end; ++t) {
+        cpu::quantize_activations(x_ + t * k_, out + t * blocks_per_row, k_);
+      }
+    };
+    if (tokens_ == 1) {
+      quantize_rows(0, 1);
+    } else {
+      pool.run(quantize_rows);
+    }
+    quantized_ = true;
+  }
+  return scratch_.data();
+}
+
+void matmul_group(Activations& x, std::initializer_list<MatmulOutput> outputs, ThreadPool& pool) {
+  const cpu::GemmKernels& kernels = cpu::best_gemm_kernels();
+  bool need_q8 = false;
+  int64_t total_rows = 0;
+  for (const MatmulOutput& o : outputs) {
+    AFM_CHECK(o.w->cols == x.k());
+    AFM_CHECK(kernel_for(kernels, o.w->type) != nullptr);
+    need_q8 |= is_quantized(o.w->type);
+    total_rows += o.w->rows;
+  }
+  const cpu::ActBlock* q8 = need_q8 ? x.q8(pool) : nullptr;
+  const int64_t n_tok = x.tokens(), k = x.k();
+  // Threads split the concatenated rows of all outputs, so uneven matrices still balance.
+  pool.run([&](int index, int count) {
+    const Range mine = split_range(total_rows, index, count, 16);
+    int64_t base = 0;
+    for (const MatmulOutput& o : outputs) {
+      const Matrix& w = *o.w;
+      const int64_t begin = std::max(mine.begin - base, int64_t{0});
+      const int64_t end = std::min(mine.end - base, w.rows);
+      base += w.rows;
+      if (begin >= end) continue;
+      const bool quant = is_quantized(w.type);
+      const void* xp = quant ? static_cast<const void*>(q8) : static_cast<const void*>(x.f32());
+      const size_t x_row_bytes = quant ? (k / 32) * sizeof(cpu::ActBlock) : k * sizeof(float);
+      const cpu::GemmKernel kernel = kernel_for(kernels, w.type);
+      const int64_t step = n_tok == 1 ? end - begin : rows_per_block(w.row_bytes);
+      for (int64_t r = begin; r < end; r += step) {
+        const int64_t n = std::min(step, end - r);
+        kernel(static_cast<const uint8_t*>(w.data) + r * w.row_bytes, w.row_bytes, n, xp,
+               x_row_bytes, n_tok, k, o.y + r, w.rows);
+      }
+    }
+  });
+}
+
+}  // namespace afm::ops

@@ -1,0 +1,48 @@
+// y = x · Wᵀ for every weight type, split across the thread pool by output rows.
+//
+// Activations wraps one input batch x (T, K) and quantises it to int8 blocks at most once, the
+// first time a q8_0 / q4_0 weight needs it, so q, k and v (or gate and up) share the work.
+// matmul_group runs several products over the same input in one parallel region (one
+// fork/join instead of one per matrix). No allocation after the scratch has grown once.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <vector>
+
+#include "backend/cpu/gemm.h"
+#include "base/thread_pool.h"
+#include "ops/matrix.h"
+
+namespace afm::ops {
+
+class Activations {
+ public:
+  // x: (tokens, k) floats, rows `k` apart. scratch is reused storage for the int8 copy.
+  Activations(const float* x, int64_t tokens, int64_t k, std::vector<cpu::ActBlock>& scratch);
+
+  const float* f32() const { return x_; }
+  const cpu::ActBlock* q8(ThreadPool& pool);  // k must be a multiple of 32
+  int64_t tokens() const { return tokens_; }
+  int64_t k() const { return k_; }
+
+ private:
+  const float* x_;
+  int64_t tokens_, k_;
+  std::vector<cpu::ActBlock>& scratch_;
+  bool quantized_ = false;
+};
+
+struct MatmulOutput {
+  const Matrix* w;
+  float* y;  // (tokens, w->rows)
+};
+
+// Every w must have cols == x.k(). Runs all products, then returns.
+void matmul_group(Activations& x, std::initializer_list<MatmulOutput> outputs, ThreadPool& pool);
+
+inline void matmul(Activations& x, const Matrix& w, float* y, ThreadPool& pool) {
+  matmul_group(x, {{&w, y}}, pool);
+}
+
+}  // namespace afm::ops

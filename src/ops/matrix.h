@@ -1,0 +1,27 @@
+// A weight matrix as the kernels see it: N rows of K values in one of the file's weight types,
+// viewed in place (usually inside the model file's mmap).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "gguf/types.h"
+
+namespace afm::ops {
+
+struct Matrix {
+  gguf::TensorType type = gguf::TensorType::kF32;
+  const void* data = nullptr;
+  int64_t rows = 0;  // N (outputs)
+  int64_t cols = 0;  // K (inputs)
+  size_t row_bytes = 0;
+
+  bool empty() const { return data == nullptr; }
+};
+
+// Types the matmul kernels accept as weights.
+bool is_supported_weight_type(gguf::TensorType type);
+// Bytes of one row of `cols` values (cols must suit the type's block size).
+size_t row_bytes_for(gguf::TensorType type, int64_t cols);
+
+}  // namespace afm::ops
