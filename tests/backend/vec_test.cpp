@@ -1,0 +1,57 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "backend/cpu/vec.h"
+#include "base/half.h"
+
+namespace afm::cpu {
+namespace {
+
+TEST(Vec, Avx2MatchesScalar) {
+  const VecKernels* simd = avx2_vec_kernels();
+  if (simd == nullptr) GTEST_SKIP() << "CPU has no AVX2";
+  const VecKernels& ref = scalar_vec_kernels();
+  std::mt19937 rng(3);
+  std::normal_distribution<float> dist(0.0f, 2.0f);
+  for (int64_t n : {1, 7, 8, 17, 64, 131}) {
+    std::vector<float> a(n), b(n);
+    std::vector<uint16_t> h(n);
+    for (int64_t i = 0; i < n; ++i) {
+      a[i] = dist(rng);
+      b[i] = dist(rng);
+      h[i] = f32_to_f16(b[i]);
+    }
+    EXPECT_NEAR(simd->dot_f32(a.data(), b.data(), n), ref.dot_f32(a.data(), b.data(), n), 1e-4 * n);
+    EXPECT_NEAR(simd->dot_f16(a.data(), h.data(), n), ref.dot_f16(a.data(), h.data(), n), 1e-4 * n);
+    std::vector<float> y1(a), y2(a);
+    simd->axpy_f16(0.5f, h.data(), y1.data(), n);
+    ref.axpy_f16(0.5f, h.data(), y2.data(), n);
+    for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(y1[i], y2[i], 1e-5f);
+    simd->axpy_f32(-1.5f, b.data(), y1.data(), n);
+    ref.axpy_f32(-1.5f, b.data(), y2.data(), n);
+    for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(y1[i], y2[i], 1e-5f);
+    std::vector<uint16_t> h1(n), h2(n);
+    simd->f32_to_f16(a.data(), h1.data(), n);
+    ref.f32_to_f16(a.data(), h2.data(), n);
+    EXPECT_EQ(h1, h2);
+  }
+}
+
+TEST(Vec, SiluMulMatchesScalarIncludingExtremes) {
+  const VecKernels* simd = avx2_vec_kernels();
+  if (simd == nullptr) GTEST_SKIP() << "CPU has no AVX2";
+  std::vector<float> g{-200, -90, -20, -1, -1e-3f, 0, 1e-3f, 0.5f, 1, 3, 20, 90, 200, 7, -7, 2.5f, 4};
+  std::vector<float> u(g.size(), 1.5f), out1(g.size()), out2(g.size());
+  simd->silu_mul(g.data(), u.data(), out1.data(), static_cast<int64_t>(g.size()));
+  scalar_vec_kernels().silu_mul(g.data(), u.data(), out2.data(), static_cast<int64_t>(g.size()));
+  for (size_t i = 0; i < g.size(); ++i) {
+    EXPECT_TRUE(std::isfinite(out1[i])) << g[i];
+    EXPECT_NEAR(out1[i], out2[i], 1e-6f * (1 + std::fabs(out2[i]))) << g[i];
+  }
+}
+
+}  // namespace
+}  // namespace afm::cpu
