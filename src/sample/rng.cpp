@@ -15,6 +15,7 @@ uint64_t splitmix64(uint64_t& state) {
 }  // namespace
 
 void Rng::reseed(uint64_t seed) {
+  // splitmix64 never yields four zero words, the one state xoshiro cannot leave.
   for (uint64_t& s : s_) s = splitmix64(seed);
 }
 

@@ -118,6 +118,13 @@ bool Tokenizer::is_special(int32_t id) const {
   return id >= 0 && static_cast<size_t>(id) < special_.size() && special_[static_cast<size_t>(id)];
 }
 
+std::optional<int32_t> Tokenizer::added_token_id(std::string_view content) const {
+  for (const AddedToken& t : spec_.added) {
+    if (t.content == content) return t.id;
+  }
+  return std::nullopt;
+}
+
 std::string Tokenizer::token_bytes(int32_t id) const {
   if (id < 0 || id >= vocab_size()) return std::string();
   const std::string& token = spec_.tokens[static_cast<size_t>(id)];

@@ -48,6 +48,8 @@ class Tokenizer {
   const VocabSpec& spec() const { return spec_; }
   int32_t vocab_size() const { return static_cast<int32_t>(spec_.tokens.size()); }
   bool is_special(int32_t id) const;
+  // The id of the added token whose content is exactly `content` (e.g. "<|im_end|>").
+  std::optional<int32_t> added_token_id(std::string_view content) const;
   std::optional<int32_t> bos_id() const { return spec_.bos_id; }
   std::optional<int32_t> eos_id() const { return spec_.eos_id; }
   bool add_bos() const { return spec_.add_bos; }

@@ -3,6 +3,7 @@
 #include <map>
 #include <string>
 
+#include "base/cpu_features.h"
 #include "base/error.h"
 #include "command.h"
 
@@ -26,6 +27,8 @@ void add_registered_commands(CLI::App& root) {
 }  // namespace afm::cli
 
 int main(int argc, char** argv) {
+  // Before any thread exists: Linux kills a thread that touches AMX without this permission.
+  afm::request_amx_permission();
   CLI::App app{"afm: AFM-style language models: convert, inspect, tokenize, run"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "afm 0.1.0");

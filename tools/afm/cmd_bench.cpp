@@ -1,0 +1,141 @@
+// `afm bench -m MODEL [-p 512] [-n 128] [-t N] [-r 3] [--json]`: prompt processing (one batch
+// of p tokens) and text generation (n single-token steps from an empty context) in tokens/s,
+// mean and standard deviation over r repetitions after a warm-up, as llama-bench measures.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+
+#include "backend/cpu/gemm.h"
+#include "base/process_stats.h"
+#include "command.h"
+#include "engine_options.h"
+#include "gguf/types.h"
+
+namespace afm::cli {
+namespace {
+
+struct BenchArgs {
+  EngineArgs engine;
+  int64_t n_prompt = 512, n_gen = 128;
+  int repetitions = 3;
+  bool json = false;
+};
+
+struct Result {
+  std::string test;
+  std::vector<double> seconds;
+  int64_t tokens;
+  double mean_tps() const {
+    double s = 0;
+    for (double t : seconds) s += tokens / t;
+    return s / seconds.size();
+  }
+  double stddev_tps() const {
+    const double m = mean_tps();
+    double s = 0;
+    for (double t : seconds) s += (tokens / t - m) * (tokens / t - m);
+    return seconds.size() > 1 ? std::sqrt(s / (seconds.size() - 1)) : 0.0;
+  }
+};
+
+double seconds_of(const std::function<void()>& fn) {
+  const auto start = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The weight type holding the most bytes: what llama-bench prints as the model's type.
+std::string dominant_type(const gguf::File& file, uint64_t& bytes, uint64_t& params) {
+  std::map<std::string, uint64_t> by_type;
+  bytes = params = 0;
+  for (const gguf::TensorInfo& t : file.tensors()) {
+    by_type[std::string(gguf::tensor_type_traits(t.type).name)] += t.n_bytes;
+    bytes += t.n_bytes;
+    params += t.n_elements();
+  }
+  std::string best;
+  for (const auto& [name, n] : by_type)
+    if (best.empty() || n > by_type[best]) best = name;
+  return best;
+}
+
+void run_bench(const BenchArgs& a) {
+  const Engine e = load_engine(a.engine);
+  std::mt19937 rng(1234);
+  std::uniform_int_distribution<int32_t> dist(0, static_cast<int32_t>(e.model->hparams().n_vocab - 1));
+  std::vector<int32_t> prompt(a.n_prompt);
+  for (int32_t& t : prompt) t = dist(rng);
+  model::ContextOptions opts = context_options(a.engine);
+  opts.n_ctx = std::max<int64_t>(opts.n_ctx, a.n_prompt + a.n_gen + 1);
+  opts.n_batch = std::max<int64_t>(a.n_prompt, 1);
+  model::Context ctx(e.model, opts);
+  std::vector<Result> results;
+  if (a.n_prompt > 0) {
+    Result r{"pp" + std::to_string(a.n_prompt), {}, a.n_prompt};
+    for (int i = -1; i < a.repetitions; ++i) {  // i = -1: warm-up
+      ctx.truncate(0);
+      const double s = seconds_of([&] { ctx.eval(prompt); });
+      if (i >= 0) r.seconds.push_back(s);
+    }
+    results.push_back(r);
+  }
+  if (a.n_gen > 0) {
+    Result r{"tg" + std::to_string(a.n_gen), {}, a.n_gen};
+    for (int i = -1; i < a.repetitions; ++i) {
+      ctx.truncate(0);
+      const double s = seconds_of([&] {
+        for (int64_t t = 0; t < (i < 0 ? 1 : a.n_gen); ++t) ctx.eval(std::span<const int32_t>(&prompt[t % prompt.size()], 1));
+      });
+      if (i >= 0) r.seconds.push_back(s);
+    }
+    results.push_back(r);
+  }
+  uint64_t bytes = 0, params = 0;
+  const std::string type = dominant_type(e.model->file(), bytes, params);
+  const std::string isa = cpu::best_gemm_kernels().isa;
+  if (a.json) {
+    nlohmann::json j = {{"model", a.engine.model}, {"arch", e.model->hparams().arch},
+                        {"type", type}, {"size_bytes", bytes}, {"params", params},
+                        {"threads", ctx.n_threads()}, {"isa", isa},
+                        {"rss_bytes", resident_set_bytes()}};
+    for (const Result& r : results) {
+      j["results"].push_back({{"test", r.test}, {"tokens_per_second", r.mean_tps()},
+                              {"stddev", r.stddev_tps()}, {"seconds", r.seconds}});
+    }
+    std::printf("%s\n", j.dump(2).c_str());
+    return;
+  }
+  std::printf("| %-10s | %9s | %8s | %-6s | %7s | %-7s | %8s | %16s |\n", "arch", "size", "params",
+              "type", "threads", "isa", "test", "t/s");
+  std::printf("|%s|\n", std::string(95, '-').c_str());
+  for (const Result& r : results) {
+    std::printf("| %-10s | %6.1f MiB | %6.1f M | %-6s | %7d | %-7s | %8s | %8.2f ± %5.2f |\n",
+                e.model->hparams().arch.c_str(), bytes / 1048576.0, params / 1e6, type.c_str(),
+                ctx.n_threads(), isa.c_str(), r.test.c_str(), r.mean_tps(), r.stddev_tps());
+  }
+}
+
+void setup_bench(CLI::App& root) {
+  auto a = std::make_shared<BenchArgs>();
+  CLI::App* cmd = root.add_subcommand("bench", "Measure prompt processing and generation speed");
+  add_engine_options(cmd, a->engine);
+  cmd->add_option("-p,--n-prompt", a->n_prompt, "Prompt tokens (pp test); 0 = skip")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("-n,--n-gen", a->n_gen, "Generated tokens (tg test); 0 = skip")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("-r,--repetitions", a->repetitions, "Repetitions per test")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_flag("--json", a->json, "Print the results as JSON");
+  cmd->callback([a] { run_bench(*a); });
+}
+
+}  // namespace
+
+AFM_COMMAND(bench, setup_bench);
+
+}  // namespace afm::cli

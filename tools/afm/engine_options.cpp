@@ -1,0 +1,61 @@
+#include "engine_options.h"
+
+#include <chrono>
+
+#include "base/error.h"
+#include "model/registry.h"
+
+namespace afm::cli {
+
+void add_engine_options(CLI::App* cmd, EngineArgs& a) {
+  cmd->add_option("-m,--model", a.model, "GGUF model file")->required();
+  cmd->add_option("-t,--threads", a.threads, "Threads (default: the available cores)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("-c,--ctx-size", a.ctx, "Context size in tokens (default: the model's, <= 4096)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("-b,--batch-size", a.batch, "Prompt tokens per forward pass")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--kv-type", a.kv_type, "KV cache type")->check(CLI::IsMember({"f16", "f32"}));
+}
+
+void add_sampling_options(CLI::App* cmd, sample::SamplerConfig& c) {
+  cmd->add_option("--temp", c.temperature, "Temperature; 0 = greedy")->capture_default_str();
+  cmd->add_option("--top-k", c.top_k, "Top-k; 0 = off")->capture_default_str();
+  cmd->add_option("--top-p", c.top_p, "Top-p; 1 = off")->capture_default_str();
+  cmd->add_option("--min-p", c.min_p, "Min-p; 0 = off")->capture_default_str();
+  cmd->add_option("--repeat-penalty", c.repeat_penalty, "Repetition penalty; 1 = off")
+      ->capture_default_str();
+  cmd->add_option("--repeat-last-n", c.repeat_last_n, "Penalty window; -1 = all")
+      ->capture_default_str();
+  cmd->add_option("--presence-penalty", c.presence_penalty, "Presence penalty")
+      ->capture_default_str();
+  cmd->add_option("--frequency-penalty", c.frequency_penalty, "Frequency penalty")
+      ->capture_default_str();
+  cmd->add_option("-s,--seed", c.seed, "Random seed")->capture_default_str();
+}
+
+Engine load_engine(const EngineArgs& a) {
+  const auto start = std::chrono::steady_clock::now();
+  Engine e;
+  e.model = model::load_model(a.model);
+  e.tokenizer = std::make_unique<tokenizer::Tokenizer>(tokenizer::Tokenizer::from_gguf(e.model->file()));
+  if (e.tokenizer->vocab_size() > e.model->hparams().n_vocab) {
+    throw_error(ErrorCode::kFormat, a.model + ": the tokenizer has " +
+                                        std::to_string(e.tokenizer->vocab_size()) +
+                                        " tokens but the model only " +
+                                        std::to_string(e.model->hparams().n_vocab));
+  }
+  e.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return e;
+}
+
+model::ContextOptions context_options(const EngineArgs& a) {
+  model::ContextOptions o;
+  o.n_ctx = a.ctx;
+  o.n_threads = a.threads;
+  o.n_batch = a.batch;
+  o.kv_type = a.kv_type == "f32" ? ops::KvType::kF32 : ops::KvType::kF16;
+  return o;
+}
+
+}  // namespace afm::cli
