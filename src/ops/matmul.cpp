@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/error.h"
+#include "base/half.h"
 #include "gguf/types.h"
 
 namespace afm::ops {
@@ -68,17 +69,27 @@ const cpu::ActBlock* Activations::q8(ThreadPool& pool) {
   return scratch_.data();
 }
 
+const float* Activations::f16_rounded() {
+  if (rounded_.empty()) {
+    rounded_.resize(tokens_ * k_);
+    for (int64_t i = 0; i < tokens_ * k_; ++i) rounded_[i] = f16_to_f32(f32_to_f16(x_[i]));
+  }
+  return rounded_.data();
+}
+
 void matmul_group(Activations& x, std::initializer_list<MatmulOutput> outputs, ThreadPool& pool) {
   const cpu::GemmKernels& kernels = cpu::best_gemm_kernels();
-  bool need_q8 = false;
+  bool need_q8 = false, need_f16 = false;
   int64_t total_rows = 0;
   for (const MatmulOutput& o : outputs) {
     AFM_CHECK(o.w->cols == x.k());
     AFM_CHECK(kernel_for(kernels, o.w->type) != nullptr);
     need_q8 |= is_quantized(o.w->type);
+    need_f16 |= o.w->type == gguf::TensorType::kF16;
     total_rows += o.w->rows;
   }
   const cpu::ActBlock* q8 = need_q8 ? x.q8(pool) : nullptr;
+  const float* x_f16 = need_f16 ? x.f16_rounded() : nullptr;
   const int64_t n_tok = x.tokens(), k = x.k();
   // Threads split the concatenated rows of all outputs, so uneven matrices still balance.
   pool.run([&](int index, int count) {
@@ -91,7 +102,8 @@ void matmul_group(Activations& x, std::initializer_list<MatmulOutput> outputs, T
       base += w.rows;
       if (begin >= end) continue;
       const bool quant = is_quantized(w.type);
-      const void* xp = quant ? static_cast<const void*>(q8) : static_cast<const void*>(x.f32());
+      const float* xf = w.type == gguf::TensorType::kF16 ? x_f16 : x.f32();
+      const void* xp = quant ? static_cast<const void*>(q8) : static_cast<const void*>(xf);
       const size_t x_row_bytes = quant ? (k / 32) * sizeof(cpu::ActBlock) : k * sizeof(float);
       const cpu::GemmKernel kernel = kernel_for(kernels, w.type);
       const int64_t step = n_tok == 1 ? end - begin : rows_per_block(w.row_bytes);

@@ -23,6 +23,9 @@ class Activations {
 
   const float* f32() const { return x_; }
   const cpu::ActBlock* q8(ThreadPool& pool);  // k must be a multiple of 32
+  // x rounded through f16, for f16 weights: the product f16 weights x f16 activations that
+  // llama.cpp and f16 PyTorch compute, so greedy outputs agree with theirs.
+  const float* f16_rounded();
   int64_t tokens() const { return tokens_; }
   int64_t k() const { return k_; }
 
@@ -30,6 +33,7 @@ class Activations {
   const float* x_;
   int64_t tokens_, k_;
   std::vector<cpu::ActBlock>& scratch_;
+  std::vector<float> rounded_;
   bool quantized_ = false;
 };
 

@@ -30,8 +30,8 @@ void penalize(const SamplerConfig& c, std::span<const int32_t> history, std::spa
   const bool active =
       c.repeat_penalty != 1.0f || c.presence_penalty != 0.0f || c.frequency_penalty != 0.0f;
   if (!active || c.repeat_last_n == 0 || history.empty()) return;
-  const size_t n = c.repeat_last_n < 0 ? history.size()
-                                       : std::min<size_t>(history.size(), c.repeat_last_n);
+  const size_t n =
+      c.repeat_last_n < 0 ? history.size() : std::min<size_t>(history.size(), c.repeat_last_n);
   window.assign(history.end() - n, history.end());
   std::sort(window.begin(), window.end());
   for (size_t i = 0; i < window.size();) {
@@ -88,17 +88,17 @@ void Sampler::collect(std::span<const float> logits, std::span<const bool> mask)
     candidates_.push_back({static_cast<int32_t>(i), std::min(l, FLT_MAX)});
   }
   require(any_allowed || logits.empty(), "every token is masked: nothing can be sampled");
-  require(!candidates_.empty(),
-          logits.empty() ? std::string("no logits to sample from")
-                         : "no allowed token has a finite logit (all are NaN or -inf)");
+  require(!candidates_.empty(), logits.empty()
+                                    ? std::string("no logits to sample from")
+                                    : "no allowed token has a finite logit (all are NaN or -inf)");
 }
 
 void Sampler::keep_top_k() {
   auto cmp = [](const Candidate& a, const Candidate& b) {
     return before(a.value, a.id, b.value, b.id);
   };
-  const size_t k = config_.top_k > 0 ? std::min<size_t>(config_.top_k, candidates_.size())
-                                     : candidates_.size();
+  const size_t k =
+      config_.top_k > 0 ? std::min<size_t>(config_.top_k, candidates_.size()) : candidates_.size();
   if (k < candidates_.size()) {
     std::nth_element(candidates_.begin(), candidates_.begin() + k, candidates_.end(), cmp);
     candidates_.resize(k);

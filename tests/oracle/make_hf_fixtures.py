@@ -42,10 +42,12 @@ def weights(cfg, rng, tied, qk_norm, bias, dtype):
     hd = cfg.get("head_dim", h // cfg["num_attention_heads"])
     nq, nkv = cfg["num_attention_heads"] * hd, cfg["num_key_value_heads"] * hd
     w = lambda *s: (rng.standard_normal(s) * 0.05).astype(np.float32)
-    t = {"model.embed_tokens.weight": w(cfg["vocab_size"], h),
+    # Embeddings and head 20x larger than the rest: logits spread over several units, so greedy
+    # decoding has clear winners and engines can be compared token for token.
+    t = {"model.embed_tokens.weight": 20 * w(cfg["vocab_size"], h),
          "model.norm.weight": 1 + w(h)}
     if not tied:
-        t["lm_head.weight"] = w(cfg["vocab_size"], h)
+        t["lm_head.weight"] = 20 * w(cfg["vocab_size"], h)
     for i in range(layers):
         p = f"model.layers.{i}."
         t.update({p + "input_layernorm.weight": 1 + w(h),
