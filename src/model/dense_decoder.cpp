@@ -62,7 +62,7 @@ class DenseDecoder::State : public SequenceState {
   int64_t n_batch;
   std::vector<float> x, h, q, k, v, attn, gate, up, scores;
   std::vector<int32_t> positions;
-  std::vector<cpu::ActBlock> act;
+  ops::ActivationScratch act;
 };
 
 DenseDecoder::DenseDecoder(std::shared_ptr<const gguf::File> file, const DenseOptions& options)

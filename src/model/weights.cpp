@@ -21,6 +21,12 @@ ops::Matrix WeightLoader::matrix(const std::string& name, int64_t rows, int64_t 
     throw_error(ErrorCode::kFormat, file_.path() + ": tensor " + name + " has shape " +
                                         shape_string(t.shape) + ", expected " + shape_string(want));
   }
+  const uint32_t block = gguf::tensor_type_traits(t.type).block_elements;
+  if (cols % block != 0) {
+    throw_error(ErrorCode::kFormat, file_.path() + ": tensor " + name + " rows of " +
+                                        std::to_string(cols) + " values do not fill whole " +
+                                        std::to_string(block) + "-value blocks");
+  }
   if (!ops::is_supported_weight_type(t.type)) {
     throw_error(ErrorCode::kUnsupported,
                 file_.path() + ": tensor " + name + " has type " +

@@ -9,38 +9,35 @@
 namespace afm::ops {
 namespace {
 
-size_t element_bytes(KvType type) { return type == KvType::kF32 ? 4 : 2; }
-
 // One (query, head): scores over n_keys positions, softmax, weighted sum of values.
 void attend(const float* q, const KvLayerView& kv, int64_t kv_head, int64_t n_keys,
             int64_t head_dim, float scale, float* scores, float* out,
             const cpu::VecKernels& vk) {
-  const size_t row_bytes = head_dim * element_bytes(kv.type);
-  const auto* kbase = static_cast<const uint8_t*>(kv.k) + kv_head * kv.capacity * row_bytes;
-  const auto* vbase = static_cast<const uint8_t*>(kv.v) + kv_head * kv.capacity * row_bytes;
-  float max_score = -INFINITY;
-  for (int64_t j = 0; j < n_keys; ++j) {
-    const void* krow = kbase + j * row_bytes;
-    const float s = kv.type == KvType::kF32
-                        ? vk.dot_f32(q, static_cast<const float*>(krow), head_dim)
-                        : vk.dot_f16(q, static_cast<const uint16_t*>(krow), head_dim);
-    scores[j] = s * scale;
-    max_score = std::max(max_score, scores[j]);
+  const size_t head_elems = static_cast<size_t>(kv.capacity * head_dim);
+  const bool f32 = kv.type == KvType::kF32;
+  const auto* k32 = static_cast<const float*>(kv.k) + kv_head * head_elems;
+  const auto* v32 = static_cast<const float*>(kv.v) + kv_head * head_elems;
+  const auto* k16 = static_cast<const uint16_t*>(kv.k) + kv_head * head_elems;
+  const auto* v16 = static_cast<const uint16_t*>(kv.v) + kv_head * head_elems;
+  if (f32) {
+    vk.scores_f32(q, k32, n_keys, head_dim, scale, scores);
+  } else {
+    vk.scores_f16(q, k16, n_keys, head_dim, scale, scores);
   }
+  float max_score = -INFINITY;
+  for (int64_t j = 0; j < n_keys; ++j) max_score = std::max(max_score, scores[j]);
   float sum = 0;
   for (int64_t j = 0; j < n_keys; ++j) {
     scores[j] = std::exp(scores[j] - max_score);
     sum += scores[j];
   }
-  std::memset(out, 0, head_dim * sizeof(float));
   const float inv = 1.0f / sum;
-  for (int64_t j = 0; j < n_keys; ++j) {
-    const void* vrow = vbase + j * row_bytes;
-    if (kv.type == KvType::kF32) {
-      vk.axpy_f32(scores[j] * inv, static_cast<const float*>(vrow), out, head_dim);
-    } else {
-      vk.axpy_f16(scores[j] * inv, static_cast<const uint16_t*>(vrow), out, head_dim);
-    }
+  for (int64_t j = 0; j < n_keys; ++j) scores[j] *= inv;
+  std::memset(out, 0, head_dim * sizeof(float));
+  if (f32) {
+    vk.mix_f32(scores, v32, n_keys, head_dim, out);
+  } else {
+    vk.mix_f16(scores, v16, n_keys, head_dim, out);
   }
 }
 

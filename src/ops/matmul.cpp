@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "base/error.h"
-#include "base/half.h"
+#include "backend/cpu/vec.h"
 #include "gguf/types.h"
 
 namespace afm::ops {
@@ -41,18 +41,17 @@ size_t row_bytes_for(gguf::TensorType type, int64_t cols) {
   return static_cast<size_t>(cols / traits.block_elements) * traits.block_bytes;
 }
 
-Activations::Activations(const float* x, int64_t tokens, int64_t k,
-                         std::vector<cpu::ActBlock>& scratch)
+Activations::Activations(const float* x, int64_t tokens, int64_t k, ActivationScratch& scratch)
     : x_(x), tokens_(tokens), k_(k), scratch_(scratch) {}
 
 const cpu::ActBlock* Activations::q8(ThreadPool& pool) {
   if (!quantized_) {
     AFM_CHECK(k_ % 32 == 0);
     const int64_t blocks_per_row = k_ / 32;
-    if (scratch_.size() < static_cast<size_t>(tokens_ * blocks_per_row)) {
-      scratch_.resize(tokens_ * blocks_per_row);
+    if (scratch_.q8.size() < static_cast<size_t>(tokens_ * blocks_per_row)) {
+      scratch_.q8.resize(tokens_ * blocks_per_row);
     }
-    cpu::ActBlock* out = scratch_.data();
+    cpu::ActBlock* out = scratch_.q8.data();
     auto quantize_rows = [&](int index, int count) {
       const Range r = split_range(tokens_, index, count);
       for (int64_t t = r.begin; t < r.end; ++t) {
@@ -66,15 +65,16 @@ const cpu::ActBlock* Activations::q8(ThreadPool& pool) {
     }
     quantized_ = true;
   }
-  return scratch_.data();
+  return scratch_.q8.data();
 }
 
 const float* Activations::f16_rounded() {
-  if (rounded_.empty()) {
-    rounded_.resize(tokens_ * k_);
-    for (int64_t i = 0; i < tokens_ * k_; ++i) rounded_[i] = f16_to_f32(f32_to_f16(x_[i]));
+  if (!rounded_) {
+    if (scratch_.f16.size() < static_cast<size_t>(tokens_ * k_)) scratch_.f16.resize(tokens_ * k_);
+    cpu::best_vec_kernels().round_f16(x_, scratch_.f16.data(), tokens_ * k_);
+    rounded_ = true;
   }
-  return rounded_.data();
+  return scratch_.f16.data();
 }
 
 void matmul_group(Activations& x, std::initializer_list<MatmulOutput> outputs, ThreadPool& pool) {

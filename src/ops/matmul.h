@@ -16,10 +16,16 @@
 
 namespace afm::ops {
 
+// Reusable storage for the converted copies of an activation batch (grows, never shrinks).
+struct ActivationScratch {
+  std::vector<cpu::ActBlock> q8;
+  std::vector<float> f16;
+};
+
 class Activations {
  public:
-  // x: (tokens, k) floats, rows `k` apart. scratch is reused storage for the int8 copy.
-  Activations(const float* x, int64_t tokens, int64_t k, std::vector<cpu::ActBlock>& scratch);
+  // x: (tokens, k) floats, rows `k` apart.
+  Activations(const float* x, int64_t tokens, int64_t k, ActivationScratch& scratch);
 
   const float* f32() const { return x_; }
   const cpu::ActBlock* q8(ThreadPool& pool);  // k must be a multiple of 32
@@ -32,9 +38,8 @@ class Activations {
  private:
   const float* x_;
   int64_t tokens_, k_;
-  std::vector<cpu::ActBlock>& scratch_;
-  std::vector<float> rounded_;
-  bool quantized_ = false;
+  ActivationScratch& scratch_;
+  bool quantized_ = false, rounded_ = false;
 };
 
 struct MatmulOutput {

@@ -40,6 +40,41 @@ TEST(Vec, Avx2MatchesScalar) {
   }
 }
 
+TEST(Vec, AttentionRowKernelsAndF16RoundingMatchScalar) {
+  const VecKernels* simd = avx2_vec_kernels();
+  if (simd == nullptr) GTEST_SKIP() << "CPU has no AVX2";
+  const VecKernels& ref = scalar_vec_kernels();
+  std::mt19937 rng(5);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (int64_t d : {8, 64, 72}) {
+    const int64_t n = 13;
+    std::vector<float> q(d), k(n * d), p(n), s1(n), s2(n), o1(d, 0.5f), o2(d, 0.5f);
+    std::vector<uint16_t> kh(n * d);
+    for (float& v : q) v = dist(rng);
+    for (int64_t i = 0; i < n * d; ++i) {
+      k[i] = dist(rng);
+      kh[i] = f32_to_f16(k[i]);
+    }
+    for (float& v : p) v = std::fabs(dist(rng));
+    simd->scores_f32(q.data(), k.data(), n, d, 0.125f, s1.data());
+    ref.scores_f32(q.data(), k.data(), n, d, 0.125f, s2.data());
+    for (int64_t j = 0; j < n; ++j) EXPECT_NEAR(s1[j], s2[j], 1e-5f * d);
+    simd->scores_f16(q.data(), kh.data(), n, d, 0.125f, s1.data());
+    ref.scores_f16(q.data(), kh.data(), n, d, 0.125f, s2.data());
+    for (int64_t j = 0; j < n; ++j) EXPECT_NEAR(s1[j], s2[j], 1e-5f * d);
+    simd->mix_f16(p.data(), kh.data(), n, d, o1.data());
+    ref.mix_f16(p.data(), kh.data(), n, d, o2.data());
+    for (int64_t i = 0; i < d; ++i) EXPECT_NEAR(o1[i], o2[i], 1e-4f);
+    simd->mix_f32(p.data(), k.data(), n, d, o1.data());
+    ref.mix_f32(p.data(), k.data(), n, d, o2.data());
+    for (int64_t i = 0; i < d; ++i) EXPECT_NEAR(o1[i], o2[i], 1e-4f);
+    std::vector<float> r1(d), r2(d);
+    simd->round_f16(q.data(), r1.data(), d);
+    ref.round_f16(q.data(), r2.data(), d);
+    EXPECT_EQ(r1, r2);
+  }
+}
+
 TEST(Vec, SiluMulMatchesScalarIncludingExtremes) {
   const VecKernels* simd = avx2_vec_kernels();
   if (simd == nullptr) GTEST_SKIP() << "CPU has no AVX2";

@@ -14,6 +14,14 @@ struct VecKernels {
   void (*axpy_f32)(float alpha, const float* x, float* y, int64_t n);   // y += alpha * x
   void (*axpy_f16)(float alpha, const uint16_t* x, float* y, int64_t n);
   void (*f32_to_f16)(const float* x, uint16_t* y, int64_t n);
+  // y[i] = x[i] rounded to the nearest f16 and back (x and y may alias).
+  void (*round_f16)(const float* x, float* y, int64_t n);
+  // Attention over n cached rows of d values (f32 or f16, rows d apart):
+  //   scores[j] = dot(q, k_j) * scale;   out += sum_j p[j] * v_j
+  void (*scores_f32)(const float* q, const float* k, int64_t n, int64_t d, float scale, float* scores);
+  void (*scores_f16)(const float* q, const uint16_t* k, int64_t n, int64_t d, float scale, float* scores);
+  void (*mix_f32)(const float* p, const float* v, int64_t n, int64_t d, float* out);
+  void (*mix_f16)(const float* p, const uint16_t* v, int64_t n, int64_t d, float* out);
   // out = silu(gate) * up = gate / (1 + exp(-gate)) * up (SwiGLU); out may alias gate.
   void (*silu_mul)(const float* gate, const float* up, float* out, int64_t n);
 };

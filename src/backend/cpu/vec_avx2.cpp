@@ -70,6 +70,28 @@ void to_f16(const float* x, uint16_t* y, int64_t n) {
   for (; i < n; ++i) y[i] = _cvtss_sh(x[i], _MM_FROUND_TO_NEAREST_INT);
 }
 
+void round_f16(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm256_storeu_ps(y + i, _mm256_cvtph_ps(h));
+  }
+  for (; i < n; ++i) y[i] = _cvtsh_ss(_cvtss_sh(x[i], _MM_FROUND_TO_NEAREST_INT));
+}
+
+void scores_f32(const float* q, const float* k, int64_t n, int64_t d, float scale, float* s) {
+  for (int64_t j = 0; j < n; ++j) s[j] = dot_f32(q, k + j * d, d) * scale;
+}
+void scores_f16(const float* q, const uint16_t* k, int64_t n, int64_t d, float scale, float* s) {
+  for (int64_t j = 0; j < n; ++j) s[j] = dot_f16(q, k + j * d, d) * scale;
+}
+void mix_f32(const float* p, const float* v, int64_t n, int64_t d, float* out) {
+  for (int64_t j = 0; j < n; ++j) axpy_f32(p[j], v + j * d, out, d);
+}
+void mix_f16(const float* p, const uint16_t* v, int64_t n, int64_t d, float* out) {
+  for (int64_t j = 0; j < n; ++j) axpy_f16(p[j], v + j * d, out, d);
+}
+
 // exp(x) to about 2 ulp: 2^n * p(r) with r = x - n ln2 (Cody-Waite split) and a degree-6
 // polynomial; inputs are clamped to where the float result is finite or flushes to zero.
 inline __m256 exp_ps(__m256 x) {
@@ -109,7 +131,7 @@ void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
 }  // namespace
 
 const VecKernels* avx2_vec_kernels_impl() {
-  static const VecKernels k{"avx2", dot_f32, dot_f16, axpy_f32, axpy_f16, to_f16, silu_mul};
+  static const VecKernels k{"avx2", dot_f32, dot_f16, axpy_f32, axpy_f16, to_f16, round_f16, scores_f32, scores_f16, mix_f32, mix_f16, silu_mul};
   return &k;
 }
 

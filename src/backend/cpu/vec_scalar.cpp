@@ -31,12 +31,29 @@ void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
+void round_f16(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = f16_to_f32(f32_to_f16(x[i]));
+}
+
+void scores_f32(const float* q, const float* k, int64_t n, int64_t d, float scale, float* s) {
+  for (int64_t j = 0; j < n; ++j) s[j] = dot_f32(q, k + j * d, d) * scale;
+}
+void scores_f16(const float* q, const uint16_t* k, int64_t n, int64_t d, float scale, float* s) {
+  for (int64_t j = 0; j < n; ++j) s[j] = dot_f16(q, k + j * d, d) * scale;
+}
+void mix_f32(const float* p, const float* v, int64_t n, int64_t d, float* out) {
+  for (int64_t j = 0; j < n; ++j) axpy_f32(p[j], v + j * d, out, d);
+}
+void mix_f16(const float* p, const uint16_t* v, int64_t n, int64_t d, float* out) {
+  for (int64_t j = 0; j < n; ++j) axpy_f16(p[j], v + j * d, out, d);
+}
+
 }  // namespace
 
 const VecKernels* avx2_vec_kernels_impl();
 
 const VecKernels& scalar_vec_kernels() {
-  static const VecKernels k{"scalar", dot_f32, dot_f16, axpy_f32, axpy_f16, to_f16, silu_mul};
+  static const VecKernels k{"scalar", dot_f32, dot_f16, axpy_f32, axpy_f16, to_f16, round_f16, scores_f32, scores_f16, mix_f32, mix_f16, silu_mul};
   return k;
 }
 
