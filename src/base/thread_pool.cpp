@@ -1,6 +1,7 @@
 #include "base/thread_pool.h"
 
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -57,7 +58,15 @@ void ThreadPool::run(const std::function<void(int, int)>& fn) {
   generation_.fetch_add(1, std::memory_order_acq_rel);
   futex_wake_all(generation_);
   fn(0, n_threads_);
-  while (pending_.load(std::memory_order_acquire) != 0) cpu_relax();
+  // Yield once spinning has gone on long enough that a worker is probably descheduled
+  // (more threads than free cores): spinning then only delays it.
+  for (int spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins) {
+    if (spins < kSpinIterations) {
+      cpu_relax();
+    } else {
+      sched_yield();
+    }
+  }
   job_ = nullptr;
 }
 

@@ -2,10 +2,10 @@
 
 #include <cmath>
 
-#include "backend/cpu/vec.h"
 #include "base/error.h"
 #include "model/kv_cache.h"
 #include "model/weights.h"
+#include "ops/activation.h"
 #include "ops/embedding.h"
 #include "ops/matmul.h"
 #include "ops/norm.h"
@@ -135,7 +135,7 @@ void DenseDecoder::ffn_block(State& s, const Layer& l, int64_t tokens, ThreadPoo
   ops::rms_norm(s.x.data(), l.ffn_norm.data(), hp.rms_eps, tokens, hp.n_embd, s.h.data());
   ops::Activations in(s.h.data(), tokens, hp.n_embd, s.act);
   ops::matmul_group(in, {{&l.gate, s.gate.data()}, {&l.up, s.up.data()}}, pool);
-  cpu::best_vec_kernels().silu_mul(s.gate.data(), s.up.data(), s.gate.data(), tokens * hp.n_ff);
+  ops::swiglu_inplace(s.gate.data(), s.up.data(), tokens * hp.n_ff, pool);
   ops::Activations act(s.gate.data(), tokens, hp.n_ff, s.act);
   ops::matmul(act, l.down, s.h.data(), pool);
   add_into(s.x.data(), s.h.data(), tokens * hp.n_embd);

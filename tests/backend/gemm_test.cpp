@@ -1,5 +1,6 @@
 // Every SIMD gemm kernel against the scalar reference, for every weight type, on ragged shapes
-// (rows and tokens not multiples of the register tile, k with a vector tail).
+// (rows and tokens not multiples of the register tile, k with a vector tail; 16+ rows with
+// 4+ tokens and more than one 32-block chunk exercise the repacked batch path).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -83,9 +84,9 @@ std::vector<float> run(const GemmKernels& ks, W type, const Problem& p) {
 void expect_matches_reference(const GemmKernels& ks) {
   for (W type : {W::kF32, W::kF16, W::kBF16, W::kQ8_0, W::kQ4_0}) {
     const bool quant = type == W::kQ8_0 || type == W::kQ4_0;
-    for (int64_t rows : {1, 3, 4, 9}) {
+    for (int64_t rows : {1, 3, 4, 9, 16, 35}) {
       for (int64_t tokens : {1, 2, 5, 8}) {
-        for (int64_t k : quant ? std::vector<int64_t>{32, 96, 256} : std::vector<int64_t>{5, 16, 40, 131}) {
+        for (int64_t k : quant ? std::vector<int64_t>{32, 96, 256, 1088} : std::vector<int64_t>{5, 16, 40, 131}) {
           const Problem p = make_problem(type, rows, tokens, k, static_cast<uint32_t>(rows * 1000 + tokens * 10 + k));
           const std::vector<float> want = run(scalar_gemm_kernels(), type, p);
           const std::vector<float> got = run(ks, type, p);

@@ -68,8 +68,9 @@ void run_bench(const BenchArgs& a) {
   const Engine e = load_engine(a.engine);
   std::mt19937 rng(1234);
   std::uniform_int_distribution<int32_t> dist(0, static_cast<int32_t>(e.model->hparams().n_vocab - 1));
-  std::vector<int32_t> prompt(a.n_prompt);
+  std::vector<int32_t> prompt(a.n_prompt), gen(std::max<int64_t>(a.n_gen, 1));
   for (int32_t& t : prompt) t = dist(rng);
+  for (int32_t& t : gen) t = dist(rng);
   model::ContextOptions opts = context_options(a.engine);
   opts.n_ctx = std::max<int64_t>(opts.n_ctx, a.n_prompt + a.n_gen + 1);
   opts.n_batch = std::max<int64_t>(a.n_prompt, 1);
@@ -89,7 +90,7 @@ void run_bench(const BenchArgs& a) {
     for (int i = -1; i < a.repetitions; ++i) {
       ctx.truncate(0);
       const double s = seconds_of([&] {
-        for (int64_t t = 0; t < (i < 0 ? 1 : a.n_gen); ++t) ctx.eval(std::span<const int32_t>(&prompt[t % prompt.size()], 1));
+        for (int64_t t = 0; t < (i < 0 ? 1 : a.n_gen); ++t) ctx.eval(std::span<const int32_t>(&gen[t], 1));
       });
       if (i >= 0) r.seconds.push_back(s);
     }

@@ -83,81 +83,168 @@ inline float hsum256(__m256 v) {
 
 inline float half_to_float(uint16_t h) { return _cvtsh_ss(h); }
 
+// Two 32-value blocks per 512-bit register: lanes 0-7 hold block b's int32 partial sums,
+// lanes 8-15 block b + 1's, so each vpdpbusd / convert / scale / fma covers 64 products.
+inline __m512 pair_scale(float lo, float hi) {
+  return _mm512_insertf32x8(_mm512_set1_ps(lo), _mm256_set1_ps(hi), 1);
+}
+
+inline __m512i load_act_pair(const ActBlock* a) {
+  return _mm512_inserti64x4(
+      _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[0].q))),
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[1].q)), 1);
+}
+
+inline __m256i unpack_q4(const quant::BlockQ4_0* blk) {
+  const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk->qs));
+  const __m128i low_mask = _mm_set1_epi8(0x0f);
+  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(qs, 4), low_mask),
+                          _mm_and_si128(qs, low_mask));
+}
+
 // Q4_0: nibbles are unsigned 0..15 (value = q - 8); vpdpbusd(q, x) then subtract 8 * sum(x),
-// folded into the accumulator's starting value.
+// folded into the accumulator's starting value. An odd last block runs on its own.
 template <int R, int C>
 inline void q4_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, int64_t nb,
                     float* y, int64_t ys) {
-  __m256 acc[R][C];
+  __m512 acc[R][C];
   for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
-  const __m128i low_mask = _mm_set1_epi8(0x0f);
-  for (int64_t b = 0; b < nb; ++b) {
-    __m256i wq[R];
-    float dw[R];
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm512_setzero_ps();
+  int64_t b = 0;
+  for (; b + 2 <= nb; b += 2) {
+    __m512i wq[R];
+    __m512 dw[R];
     for (int r = 0; r < R; ++r) {
       const auto* blk = reinterpret_cast<const quant::BlockQ4_0*>(w + r * wrb) + b;
-      const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk->qs));
-      const __m128i lo = _mm_and_si128(qs, low_mask);
-      const __m128i hi = _mm_and_si128(_mm_srli_epi16(qs, 4), low_mask);
-      wq[r] = _mm256_set_m128i(hi, lo);
-      dw[r] = half_to_float(blk->d);
+      wq[r] = _mm512_inserti64x4(_mm512_castsi256_si512(unpack_q4(blk)), unpack_q4(blk + 1), 1);
+      dw[r] = pair_scale(_cvtsh_ss(blk[0].d), _cvtsh_ss(blk[1].d));
     }
     for (int c = 0; c < C; ++c) {
       const auto* a = reinterpret_cast<const ActBlock*>(x + c * xrb) + b;
-      const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a->q));
-      const __m256i bias = _mm256_castsi128_si256(_mm_cvtsi32_si128(-8 * a->sum));
+      const __m512i xv = load_act_pair(a);
+      const __m512i bias = _mm512_inserti32x4(
+          _mm512_castsi128_si512(_mm_cvtsi32_si128(-8 * a[0].sum)), _mm_cvtsi32_si128(-8 * a[1].sum), 2);
+      const __m512 dx = pair_scale(a[0].d, a[1].d);
       for (int r = 0; r < R; ++r) {
-        const __m256i s = _mm256_dpbusd_epi32(bias, wq[r], xv);
-        acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(dw[r] * a->d), acc[r][c]);
+        const __m512i s = _mm512_dpbusd_epi32(bias, wq[r], xv);
+        acc[r][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dw[r], dx), acc[r][c]);
+      }
+    }
+  }
+  for (; b < nb; ++b) {
+    for (int r = 0; r < R; ++r) {
+      const auto* blk = reinterpret_cast<const quant::BlockQ4_0*>(w + r * wrb) + b;
+      const __m256i wq = unpack_q4(blk);
+      const float dw = _cvtsh_ss(blk->d);
+      for (int c = 0; c < C; ++c) {
+        const auto* a = reinterpret_cast<const ActBlock*>(x + c * xrb) + b;
+        const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a->q));
+        const __m256i s = _mm256_dpbusd_epi32(_mm256_castsi128_si256(_mm_cvtsi32_si128(-8 * a->sum)), wq, xv);
+        acc[r][c] = _mm512_add_ps(acc[r][c], _mm512_zextps256_ps512(_mm256_mul_ps(
+            _mm256_cvtepi32_ps(s), _mm256_set1_ps(dw * a->d))));
       }
     }
   }
   for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) y[c * ys + r] = hsum256(acc[r][c]);
+    for (int c = 0; c < C; ++c) y[c * ys + r] = _mm512_reduce_add_ps(acc[r][c]);
 }
 
 // Q8_0: make the activations unsigned (x + 128, by flipping the top bit) and subtract
-// 128 * sum(w), which one extra vpdpbusd per weight block computes for all C tokens.
+// 128 * sum(w), which one extra vpdpbusd per weight block pair computes for all C tokens.
 template <int R, int C>
 inline void q8_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, int64_t nb,
                     float* y, int64_t ys) {
-  __m256 acc[R][C];
+  __m512 acc[R][C];
   for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
-  const __m256i k128 = _mm256_set1_epi8(static_cast<char>(0x80));
-  for (int64_t b = 0; b < nb; ++b) {
-    __m256i wq[R], neg_bias[R];
-    float dw[R];
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm512_setzero_ps();
+  const __m512i k128 = _mm512_set1_epi8(static_cast<char>(0x80));
+  int64_t b = 0;
+  for (; b + 2 <= nb; b += 2) {
+    __m512i wq[R], neg_bias[R];
+    __m512 dw[R];
     for (int r = 0; r < R; ++r) {
       const auto* blk = reinterpret_cast<const quant::BlockQ8_0*>(w + r * wrb) + b;
-      wq[r] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->q));
-      neg_bias[r] = _mm256_sub_epi32(_mm256_setzero_si256(),
-                                     _mm256_dpbusd_epi32(_mm256_setzero_si256(), k128, wq[r]));
-      dw[r] = half_to_float(blk->d);
+      wq[r] = _mm512_inserti64x4(
+          _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk[0].q))),
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk[1].q)), 1);
+      neg_bias[r] = _mm512_sub_epi32(_mm512_setzero_si512(),
+                                     _mm512_dpbusd_epi32(_mm512_setzero_si512(), k128, wq[r]));
+      dw[r] = pair_scale(_cvtsh_ss(blk[0].d), _cvtsh_ss(blk[1].d));
     }
     for (int c = 0; c < C; ++c) {
       const auto* a = reinterpret_cast<const ActBlock*>(x + c * xrb) + b;
-      const __m256i xu =
-          _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a->q)), k128);
+      const __m512i xu = _mm512_xor_si512(load_act_pair(a), k128);
+      const __m512 dx = pair_scale(a[0].d, a[1].d);
       for (int r = 0; r < R; ++r) {
-        const __m256i s = _mm256_dpbusd_epi32(neg_bias[r], xu, wq[r]);
-        acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(dw[r] * a->d), acc[r][c]);
+        const __m512i s = _mm512_dpbusd_epi32(neg_bias[r], xu, wq[r]);
+        acc[r][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dw[r], dx), acc[r][c]);
+      }
+    }
+  }
+  for (; b < nb; ++b) {
+    const __m256i k128y = _mm256_set1_epi8(static_cast<char>(0x80));
+    for (int r = 0; r < R; ++r) {
+      const auto* blk = reinterpret_cast<const quant::BlockQ8_0*>(w + r * wrb) + b;
+      const __m256i wq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->q));
+      const __m256i nb128 = _mm256_sub_epi32(_mm256_setzero_si256(),
+                                             _mm256_dpbusd_epi32(_mm256_setzero_si256(), k128y, wq));
+      const float dw = _cvtsh_ss(blk->d);
+      for (int c = 0; c < C; ++c) {
+        const auto* a = reinterpret_cast<const ActBlock*>(x + c * xrb) + b;
+        const __m256i xu = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a->q)), k128y);
+        const __m256i s = _mm256_dpbusd_epi32(nb128, xu, wq);
+        acc[r][c] = _mm512_add_ps(acc[r][c], _mm512_zextps256_ps512(_mm256_mul_ps(
+            _mm256_cvtepi32_ps(s), _mm256_set1_ps(dw * a->d))));
       }
     }
   }
   for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) y[c * ys + r] = hsum256(acc[r][c]);
+    for (int c = 0; c < C; ++c) y[c * ys + r] = _mm512_reduce_add_ps(acc[r][c]);
 }
+
+#include "backend/cpu/gemm_avx512_packed.inc"
 
 #define AFM_TILE_ROWS 4
 #define AFM_TILE_COLS 4
 #include "backend/cpu/gemm_tiling.inc"
 
+// Batches of at least kPackMinTokens go through the repacked 16-row path; the rest of the rows
+// (and single tokens, where the repack would not pay) use the register tiles.
+constexpr int64_t kPackMinTokens = 4;
+
+template <bool kQ4>
+void gemm_quant_batched(const void* w, size_t wrb, int64_t nr, const void* x, size_t xrb,
+                        int64_t nt, int64_t k, float* y, int64_t ys) {
+  const auto* wb = static_cast<const uint8_t*>(w);
+  int64_t r = 0;
+  if (nt >= kPackMinTokens) {
+    for (; r + kPackRows <= nr; r += kPackRows) {
+      packed_group<kQ4>(wb + r * wrb, wrb, static_cast<const uint8_t*>(x), xrb, nt, k / 32, y + r, ys);
+    }
+  }
+  if (r < nr) {
+    if constexpr (kQ4) {
+      gemm_q4_0(wb + r * wrb, wrb, nr - r, x, xrb, nt, k, y + r, ys);
+    } else {
+      gemm_q8_0(wb + r * wrb, wrb, nr - r, x, xrb, nt, k, y + r, ys);
+    }
+  }
+}
+
+void gemm_q4_0_batched(const void* w, size_t wrb, int64_t nr, const void* x, size_t xrb,
+                       int64_t nt, int64_t k, float* y, int64_t ys) {
+  gemm_quant_batched<true>(w, wrb, nr, x, xrb, nt, k, y, ys);
+}
+void gemm_q8_0_batched(const void* w, size_t wrb, int64_t nr, const void* x, size_t xrb,
+                       int64_t nt, int64_t k, float* y, int64_t ys) {
+  gemm_quant_batched<false>(w, wrb, nr, x, xrb, nt, k, y, ys);
+}
+
 }  // namespace
 
 const GemmKernels* avx512_gemm_kernels_impl() {
-  static const GemmKernels kernels{"avx512", gemm_f32, gemm_f16, gemm_bf16, gemm_q8_0, gemm_q4_0};
+  static const GemmKernels kernels{"avx512", gemm_f32, gemm_f16, gemm_bf16, gemm_q8_0_batched,
+                                   gemm_q4_0_batched};
   return &kernels;
 }
 
