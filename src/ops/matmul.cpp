@@ -52,10 +52,11 @@ const cpu::ActBlock* Activations::q8(ThreadPool& pool) {
       scratch_.q8.resize(tokens_ * blocks_per_row);
     }
     cpu::ActBlock* out = scratch_.q8.data();
+    const cpu::GemmKernels& kernels = cpu::best_gemm_kernels();
     auto quantize_rows = [&](int index, int count) {
       const Range r = split_range(tokens_, index, count);
       for (int64_t t = r.begin; t < r.end; ++t) {
-        cpu::quantize_activations(x_ + t * k_, out + t * blocks_per_row, k_);
+        kernels.quantize(x_ + t * k_, out + t * blocks_per_row, k_);
       }
     };
     if (tokens_ == 1) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -129,6 +130,25 @@ TEST(Gemm, QuantizedDotEqualsDequantizedDot) {
       double want = 0;
       for (int i = 0; i < 64; ++i) want += static_cast<double>(w[i]) * x[i];
       EXPECT_NEAR(got[r], want, 1e-4 * (1 + std::fabs(want)));
+    }
+  }
+}
+
+TEST(Gemm, SimdActivationQuantizationIsBitIdentical) {
+  std::mt19937 rng(9);
+  std::normal_distribution<float> dist(0.0f, 3.0f);
+  std::vector<float> x(32 * 40);
+  for (float& v : x) v = dist(rng);
+  for (int i = 0; i < 32; ++i) x[64 + i] = 0.0f;  // an all-zero block
+  for (const GemmKernels* ks : {avx2_gemm_kernels(), avx512_gemm_kernels()}) {
+    if (ks == nullptr) continue;
+    std::vector<ActBlock> want(40), got(40);
+    quantize_activations(x.data(), want.data(), static_cast<int64_t>(x.size()));
+    ks->quantize(x.data(), got.data(), static_cast<int64_t>(x.size()));
+    for (int b = 0; b < 40; ++b) {
+      EXPECT_EQ(got[b].d, want[b].d) << ks->isa << " block " << b;
+      EXPECT_EQ(got[b].sum, want[b].sum) << ks->isa << " block " << b;
+      EXPECT_EQ(0, std::memcmp(got[b].q, want[b].q, 32)) << ks->isa << " block " << b;
     }
   }
 }

@@ -31,6 +31,8 @@ using GemmKernel = void (*)(const void* w, size_t w_row_bytes, int64_t n_rows, c
 struct GemmKernels {
   const char* isa;
   GemmKernel f32, f16, bf16, q8_0, q4_0;
+  // x: (k) floats -> (k / 32) blocks, the same result as quantize_activations.
+  void (*quantize)(const float* x, ActBlock* y, int64_t k);
 };
 
 const GemmKernels& scalar_gemm_kernels();

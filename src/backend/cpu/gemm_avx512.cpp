@@ -15,7 +15,12 @@
 namespace afm::cpu {
 namespace {
 
+// Decode streams every weight once: each tile asks for the bytes this far ahead of each of its
+// rows (the next tile's rows), which hides memory latency the hardware prefetcher leaves.
+constexpr int kPrefetchBytes = 2048;
+
 struct LoadF32 {
+  static constexpr int kBytes = 4;
   static __m512 load(const uint8_t* row, int64_t i) {
     return _mm512_loadu_ps(reinterpret_cast<const float*>(row) + i);
   }
@@ -25,6 +30,7 @@ struct LoadF32 {
 };
 
 struct LoadF16 {
+  static constexpr int kBytes = 2;
   static __m512 load(const uint8_t* row, int64_t i) {
     return _mm512_cvtph_ps(
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(reinterpret_cast<const uint16_t*>(row) + i)));
@@ -35,6 +41,7 @@ struct LoadF16 {
 };
 
 struct LoadBF16 {
+  static constexpr int kBytes = 2;
   static __m512 widen(__m256i h) {
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
   }
@@ -56,7 +63,11 @@ inline void float_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xr
   int64_t i = 0;
   for (; i + 16 <= k; i += 16) {
     __m512 wv[R];
-    for (int r = 0; r < R; ++r) wv[r] = Load::load(w + r * wrb, i);
+    for (int r = 0; r < R; ++r) {
+      _mm_prefetch(reinterpret_cast<const char*>(w + r * wrb) + i * Load::kBytes + kPrefetchBytes,
+                   _MM_HINT_T0);
+      wv[r] = Load::load(w + r * wrb, i);
+    }
     for (int c = 0; c < C; ++c) {
       const __m512 xv = _mm512_loadu_ps(reinterpret_cast<const float*>(x + c * xrb) + i);
       for (int r = 0; r < R; ++r) acc[r][c] = _mm512_fmadd_ps(wv[r], xv, acc[r][c]);
@@ -102,8 +113,34 @@ inline __m256i unpack_q4(const quant::BlockQ4_0* blk) {
                           _mm_and_si128(qs, low_mask));
 }
 
-// Q4_0: nibbles are unsigned 0..15 (value = q - 8); vpdpbusd(q, x) then subtract 8 * sum(x),
-// folded into the accumulator's starting value. An odd last block runs on its own.
+// Q4_0, two blocks per register with the lanes arranged as the nibbles unpack:
+//   int32 lanes 0-3: block b, values 0-15    lanes 4-7:  block b+1, values 0-15
+//   lanes 8-11:      block b, values 16-31   lanes 12-15: block b+1, values 16-31
+// so both blocks' 32 packed bytes unpack with one load, one shift and two ands. Nibbles are
+// unsigned 0..15 (value = q - 8): vpdpbusd(q, x), with -8 * sum(x) as the starting value.
+inline __m512i q4_pair_weights(const quant::BlockQ4_0* blk) {
+  const __m256i qs = _mm256_inserti128_si256(
+      _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk[0].qs))),
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk[1].qs)), 1);
+  const __m256i mask = _mm256_set1_epi8(0x0f);
+  const __m256i lo = _mm256_and_si256(qs, mask);                         // [b lo | b+1 lo]
+  const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(qs, 4), mask);  // [b hi | b+1 hi]
+  return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+
+// Activations of blocks b, b+1 in the same lane order.
+inline __m512i q4_pair_acts(const ActBlock* a) {
+  const __m512i x0 = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[0].q)));
+  const __m512i x1 = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[1].q)));
+  return _mm512_permutex2var_epi64(x0, _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), x1);
+}
+
+// [s0 x4, s1 x4, s0 x4, s1 x4] from the two scales in the low lanes of v.
+inline __m512 q4_pair_spread(__m128 v) {
+  return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1),
+                               _mm512_castps128_ps512(v));
+}
+
 template <int R, int C>
 inline void q4_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, int64_t nb,
                     float* y, int64_t ys) {
@@ -113,21 +150,25 @@ inline void q4_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, 
   int64_t b = 0;
   for (; b + 2 <= nb; b += 2) {
     __m512i wq[R];
-    __m512 dw[R];
+    __m128 dw[R];
     for (int r = 0; r < R; ++r) {
       const auto* blk = reinterpret_cast<const quant::BlockQ4_0*>(w + r * wrb) + b;
-      wq[r] = _mm512_inserti64x4(_mm512_castsi256_si512(unpack_q4(blk)), unpack_q4(blk + 1), 1);
-      dw[r] = pair_scale(_cvtsh_ss(blk[0].d), _cvtsh_ss(blk[1].d));
+      _mm_prefetch(reinterpret_cast<const char*>(blk) + kPrefetchBytes, _MM_HINT_T0);
+      wq[r] = q4_pair_weights(blk);
+      dw[r] = _mm_cvtph_ps(_mm_insert_epi16(_mm_cvtsi32_si128(blk[0].d), blk[1].d, 1));
     }
     for (int c = 0; c < C; ++c) {
       const auto* a = reinterpret_cast<const ActBlock*>(x + c * xrb) + b;
-      const __m512i xv = load_act_pair(a);
-      const __m512i bias = _mm512_inserti32x4(
-          _mm512_castsi128_si512(_mm_cvtsi32_si128(-8 * a[0].sum)), _mm_cvtsi32_si128(-8 * a[1].sum), 2);
-      const __m512 dx = pair_scale(a[0].d, a[1].d);
+      const __m512i xv = q4_pair_acts(a);
+      // -8 * sum(x) of each block in one lane of that block's lanes (0 and 4).
+      const __m512i bias = _mm512_maskz_permutexvar_epi32(
+          0x0011, _mm512_setr_epi32(0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+          _mm512_castsi128_si512(_mm_insert_epi32(_mm_cvtsi32_si128(-8 * a[0].sum), -8 * a[1].sum, 1)));
+      const __m128 dx = _mm_insert_ps(_mm_set_ss(a[0].d), _mm_set_ss(a[1].d), 0x10);
       for (int r = 0; r < R; ++r) {
         const __m512i s = _mm512_dpbusd_epi32(bias, wq[r], xv);
-        acc[r][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dw[r], dx), acc[r][c]);
+        acc[r][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), q4_pair_spread(_mm_mul_ps(dw[r], dx)),
+                                    acc[r][c]);
       }
     }
   }
@@ -164,6 +205,7 @@ inline void q8_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, 
     __m512 dw[R];
     for (int r = 0; r < R; ++r) {
       const auto* blk = reinterpret_cast<const quant::BlockQ8_0*>(w + r * wrb) + b;
+      _mm_prefetch(reinterpret_cast<const char*>(blk) + kPrefetchBytes, _MM_HINT_T0);
       wq[r] = _mm512_inserti64x4(
           _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk[0].q))),
           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk[1].q)), 1);
@@ -240,11 +282,30 @@ void gemm_q8_0_batched(const void* w, size_t wrb, int64_t nr, const void* x, siz
   gemm_quant_batched<false>(w, wrb, nr, x, xrb, nt, k, y, ys);
 }
 
+// Same rounding as the scalar reference: |x| max -> d = amax / 127, q = round-half-even(x / d)
+// (vcvtps2dq in the default rounding mode), so results are bit-identical.
+void quantize(const float* x, ActBlock* y, int64_t k) {
+  const __m512 sign_off = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff));
+  for (int64_t b = 0; b < k / 32; ++b) {
+    const __m512 v0 = _mm512_loadu_ps(x + 32 * b), v1 = _mm512_loadu_ps(x + 32 * b + 16);
+    const __m512 m = _mm512_max_ps(_mm512_and_ps(v0, sign_off), _mm512_and_ps(v1, sign_off));
+    const float amax = _mm512_reduce_max_ps(m);
+    const float d = amax / 127.0f;
+    const __m512 inv = _mm512_set1_ps(d != 0 ? 1.0f / d : 0.0f);
+    const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(v0, inv));
+    const __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(v1, inv));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y[b].q), _mm512_cvtsepi32_epi8(q0));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y[b].q + 16), _mm512_cvtsepi32_epi8(q1));
+    y[b].d = d;
+    y[b].sum = _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
+  }
+}
+
 }  // namespace
 
 const GemmKernels* avx512_gemm_kernels_impl() {
   static const GemmKernels kernels{"avx512", gemm_f32, gemm_f16, gemm_bf16, gemm_q8_0_batched,
-                                   gemm_q4_0_batched};
+                                   gemm_q4_0_batched, quantize};
   return &kernels;
 }
 
