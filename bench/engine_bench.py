@@ -1,5 +1,9 @@
 """afm vs llama.cpp on the same GGUF files, in one run (ARCHITECTURE.md section 9).
 
+Runs are interleaved (afm, llama.cpp, afm, ...) one repetition at a time and the median is
+reported with the range, because a shared VM's speed drifts over minutes: back-to-back blocks
+of repetitions would credit one side with the other's quiet period.
+
 Builds llama.cpp's llama-bench from the source inside the pinned llama-cpp-python sdist (PyPI;
 AVX2/AVX-512/VNNI as the CPU reports, never AMX), writes a Qwen2-0.5B-shaped random model in
 f16 / q8_0 / q4_0 (bench/make_bench_model.py), measures the memory read bandwidth, then runs
@@ -7,7 +11,7 @@ f16 / q8_0 / q4_0 (bench/make_bench_model.py), measures the memory read bandwidt
 Markdown table: tokens/s, afm/llama.cpp ratios, and afm's decode speed as a share of the
 bandwidth roofline (every weight byte read once per generated token).
 
-    .venv/bin/python bench/engine_bench.py [--threads 2] [-p 512] [-n 128] [-r 3]
+    .venv/bin/python bench/engine_bench.py [--threads 2] [-p 512] [-n 128] [-r 5]
 Caches the llama.cpp build and the models under build/bench-cache/.
 """
 import argparse
@@ -69,17 +73,28 @@ def run_json(cmd):
 
 def afm_bench(model, a):
     j = run_json(["build/afm", "bench", "-m", model, "-p", str(a.p), "-n", str(a.n), "-t",
-                  str(a.threads), "-r", str(a.r), "--json"])
-    return {r["test"][:2]: (r["tokens_per_second"], r["stddev"]) for r in j["results"]}, j
+                  str(a.threads), "-r", "1", "--json"])
+    return {r["test"][:2]: r["tokens_per_second"] for r in j["results"]}, j
 
 
 def llama_bench(binary, model, a):
     rows = run_json([binary, "-m", model, "-p", str(a.p), "-n", str(a.n), "-t", str(a.threads),
-                     "-r", str(a.r), "-o", "json"])
-    out = {}
-    for row in rows:
-        out["pp" if row["n_prompt"] > 0 else "tg"] = (row["avg_ts"], row["stddev_ts"])
-    return out
+                     "-r", "1", "-o", "json"])
+    return {("pp" if row["n_prompt"] > 0 else "tg"): row["avg_ts"] for row in rows}
+
+
+def bandwidth(a):
+    return run_json(["build/bench/membw_bench", "--threads", str(a.threads), "--json"])["read_gb_per_s"]
+
+
+def summary(values):
+    v = sorted(values)
+    return v[len(v) // 2], v[0], v[-1]
+
+
+def fmt(values):
+    med, lo, hi = summary(values)
+    return f"{med:.1f} ({lo:.1f}-{hi:.1f})"
 
 
 def main():
@@ -87,31 +102,38 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("-p", type=int, default=512)
     ap.add_argument("-n", type=int, default=128)
-    ap.add_argument("-r", type=int, default=3)
+    ap.add_argument("-r", type=int, default=5)
     ap.add_argument("--types", default="f16,q8_0,q4_0")
     a = ap.parse_args()
     binary = build_llama_bench()
     types = a.types.split(",")
     subprocess.run([sys.executable, "bench/make_bench_model.py", os.path.join(CACHE, "models"),
                     "--types", a.types], check=True, stdout=subprocess.DEVNULL)
-    bw = run_json(["build/bench/membw_bench", "--threads", str(a.threads), "--json"])["read_gb_per_s"]
-    print(f"CPU: {platform.processor() or platform.machine()}, {a.threads} threads, "
-          f"read bandwidth {bw:.1f} GB/s\n")
+    print(f"CPU: {platform.processor() or platform.machine()}, {a.threads} threads; "
+          f"pp{a.p} / tg{a.n} tokens/s, median (range) of {a.r} interleaved runs\n")
     print(f"| type | size MiB | afm pp{a.p} | llama.cpp pp{a.p} | ratio | afm tg{a.n} | "
-          f"llama.cpp tg{a.n} | ratio | roofline tg | afm % of roofline |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          f"llama.cpp tg{a.n} | ratio | read GB/s | roofline tg | afm % of roofline |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for t in types:
         model = os.path.join(CACHE, "models", f"qwen2-0.5b-{t}.gguf")
         log(f"benchmarking {t}")
-        mine, info = afm_bench(model, a)
-        theirs = llama_bench(binary, model, a)
+        mine = {"pp": [], "tg": []}
+        theirs = {"pp": [], "tg": []}
+        bws = []
+        for _ in range(a.r):
+            bws.append(bandwidth(a))
+            m, info = afm_bench(model, a)
+            o = llama_bench(binary, model, a)
+            for k in ("pp", "tg"):
+                mine[k].append(m[k])
+                theirs[k].append(o[k])
         size = info["size_bytes"]
+        bw = summary(bws)[2]  # the best read rate seen: the hardware's limit, not its noise
         roof = bw * 1e9 / size
-        print(f"| {t} | {size / 2**20:.0f} | {mine['pp'][0]:.1f} ± {mine['pp'][1]:.1f} | "
-              f"{theirs['pp'][0]:.1f} ± {theirs['pp'][1]:.1f} | {mine['pp'][0] / theirs['pp'][0]:.2f}x | "
-              f"{mine['tg'][0]:.2f} ± {mine['tg'][1]:.2f} | {theirs['tg'][0]:.2f} ± {theirs['tg'][1]:.2f} | "
-              f"{mine['tg'][0] / theirs['tg'][0]:.2f}x | {roof:.1f} | {100 * mine['tg'][0] / roof:.0f}% |",
-              flush=True)
+        ratio = lambda k: summary(mine[k])[0] / summary(theirs[k])[0]
+        print(f"| {t} | {size / 2**20:.0f} | {fmt(mine['pp'])} | {fmt(theirs['pp'])} | "
+              f"{ratio('pp'):.2f}x | {fmt(mine['tg'])} | {fmt(theirs['tg'])} | {ratio('tg'):.2f}x | "
+              f"{bw:.1f} | {roof:.1f} | {100 * summary(mine['tg'])[0] / roof:.0f}% |", flush=True)
 
 
 if __name__ == "__main__":

@@ -27,10 +27,11 @@ struct GenerateArgs {
 
 void print_timings(const GenerationStats& s, const Engine& e, int threads) {
   std::fprintf(stderr,
-               "afm: load %.1f ms, rss %.1f MiB, %d threads\n"
+               "afm: load %.1f ms, rss after load %.1f MiB, after generation %.1f MiB, %d threads\n"
                "afm: prompt eval %.2f ms / %lld tokens (%.2f tokens/s)\n"
                "afm:        eval %.2f ms / %lld tokens (%.2f tokens/s)\n",
-               e.load_ms, resident_set_bytes() / 1048576.0, threads, s.prefill_ms,
+               e.load_ms, e.rss_after_load / 1048576.0, resident_set_bytes() / 1048576.0, threads,
+               s.prefill_ms,
                static_cast<long long>(s.prompt_tokens),
                s.prefill_ms > 0 ? 1000.0 * s.prompt_tokens / s.prefill_ms : 0.0, s.decode_ms,
                static_cast<long long>(s.generated),

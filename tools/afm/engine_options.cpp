@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "base/error.h"
+#include "base/process_stats.h"
 #include "model/registry.h"
 
 namespace afm::cli {
@@ -45,6 +46,7 @@ Engine load_engine(const EngineArgs& a) {
                                         " tokens but the model only " +
                                         std::to_string(e.model->hparams().n_vocab));
   }
+  e.rss_after_load = resident_set_bytes();
   e.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return e;
 }

@@ -28,6 +28,7 @@ struct Engine {
   std::shared_ptr<const model::Model> model;
   std::unique_ptr<tokenizer::Tokenizer> tokenizer;
   double load_ms = 0;
+  size_t rss_after_load = 0;  // bytes; weights are mmapped, so this counts pages touched so far
 };
 
 // Loads the model and its tokenizer (Error naming the file on failure).
