@@ -21,6 +21,19 @@ HParams read_hparams(const gguf::File& file) {
                                         "embedding_length " + std::to_string(hp.n_embd));
   }
   hp.n_vocab = static_cast<int64_t>(embd.shape[1]);
+  // Anything sized from metadata alone must be bounded by what the file holds before it is
+  // allocated: each layer has several tensors, and the head size must match attn_q's rows.
+  if (static_cast<uint64_t>(hp.n_layer) > file.tensors().size()) {
+    throw_error(ErrorCode::kFormat, file.path() + ": block_count " + std::to_string(hp.n_layer) +
+                                        " exceeds the file's " +
+                                        std::to_string(file.tensors().size()) + " tensors");
+  }
+  const gguf::TensorInfo& q = file.get_tensor("blk.0.attn_q.weight");
+  if (q.shape.size() != 2 || q.shape[1] != static_cast<uint64_t>(hp.n_head * hp.head_dim)) {
+    throw_error(ErrorCode::kFormat, file.path() + ": blk.0.attn_q.weight does not have " +
+                                        std::to_string(hp.n_head) + " heads x " +
+                                        std::to_string(hp.head_dim) + " rows");
+  }
   return hp;
 }
 

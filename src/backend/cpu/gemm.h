@@ -42,7 +42,8 @@ const GemmKernels* avx512_gemm_kernels();
 // The fastest set the CPU supports (honours AFM_CPU, see base/cpu_features.h).
 const GemmKernels& best_gemm_kernels();
 
-// x: (k) floats -> (k / 32) blocks; d = max|x| / 127, q = round-half-even(x / d).
+// x: (k) floats -> (k / 32) blocks; d = max|x| / 127, q = round-half-even(x / d). A block
+// holding NaN or inf gets d = NaN / inf and q = 0, so its products stay non-finite.
 void quantize_activations(const float* x, ActBlock* y, int64_t k);
 
 }  // namespace afm::cpu

@@ -289,7 +289,13 @@ void quantize(const float* x, ActBlock* y, int64_t k) {
   for (int64_t b = 0; b < k / 32; ++b) {
     const __m512 v0 = _mm512_loadu_ps(x + 32 * b), v1 = _mm512_loadu_ps(x + 32 * b + 16);
     const __m512 m = _mm512_max_ps(_mm512_and_ps(v0, sign_off), _mm512_and_ps(v1, sign_off));
-    const float amax = _mm512_reduce_max_ps(m);
+    float amax = _mm512_reduce_max_ps(m);
+    // vmaxps drops NaN operands; the scalar reference keeps them: check for NaN explicitly.
+    const __mmask16 nan = _mm512_cmp_ps_mask(v0, v0, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(v1, v1, _CMP_UNORD_Q);
+    if (nan != 0 || amax == __builtin_inff()) {
+      y[b] = ActBlock{nan != 0 ? __builtin_nanf("") : amax, 0, {}};
+      continue;
+    }
     const float d = amax / 127.0f;
     const __m512 inv = _mm512_set1_ps(d != 0 ? 1.0f / d : 0.0f);
     const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(v0, inv));

@@ -93,7 +93,14 @@ void quantize_activations(const float* x, ActBlock* y, int64_t k) {
   for (int64_t b = 0; b < k / 32; ++b) {
     const float* xb = x + b * 32;
     float amax = 0;
-    for (int i = 0; i < 32; ++i) amax = std::fmax(amax, std::fabs(xb[i]));
+    for (int i = 0; i < 32; ++i) {
+      amax = std::isnan(xb[i]) ? xb[i] : std::fmax(amax, std::fabs(xb[i]));
+      if (std::isnan(amax)) break;
+    }
+    if (!std::isfinite(amax)) {  // NaN or inf in the block: keep it non-finite in the result
+      y[b] = ActBlock{amax, 0, {}};
+      continue;
+    }
     const float d = amax / 127.0f;
     const float inv = d != 0 ? 1.0f / d : 0.0f;
     int32_t sum = 0;
