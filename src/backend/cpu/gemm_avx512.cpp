@@ -86,14 +86,6 @@ inline void float_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xr
     for (int c = 0; c < C; ++c) y[c * ys + r] = _mm512_reduce_add_ps(acc[r][c]);
 }
 
-inline float hsum256(__m256 v) {
-  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 s2 = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(s2, _mm_movehdup_ps(s2)));
-}
-
-inline float half_to_float(uint16_t h) { return _cvtsh_ss(h); }
-
 // Two 32-value blocks per 512-bit register: lanes 0-7 hold block b's int32 partial sums,
 // lanes 8-15 block b + 1's, so each vpdpbusd / convert / scale / fma covers 64 products.
 inline __m512 pair_scale(float lo, float hi) {
