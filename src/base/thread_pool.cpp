@@ -99,4 +99,17 @@ Range split_range(int64_t n, int index, int count, int64_t granule) {
   return {std::min(n, begin_unit * granule), std::min(n, end_unit * granule)};
 }
 
+void parallel_for(Workers& workers, int64_t n, const std::function<void(int64_t, int64_t)>& fn,
+                  int64_t serial_below) {
+  if (n <= 0) return;
+  if (n <= serial_below) {
+    workers.once([&] { fn(0, n); });
+    return;
+  }
+  workers.run([&](int index, int count) {
+    const Range r = split_range(n, index, count);
+    if (r.begin < r.end) fn(r.begin, r.end);
+  });
+}
+
 }  // namespace afm

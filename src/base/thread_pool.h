@@ -18,15 +18,28 @@
 
 namespace afm {
 
-class ThreadPool {
+// Anything that runs fn(index, count) on size() threads and returns when all have finished.
+// Ops take a Workers so the same code runs on a whole pool or on a ThreadTeam (a slice of a
+// pool working on one track of a model, see base/thread_team.h).
+class Workers {
+ public:
+  virtual ~Workers() = default;
+  virtual int size() const = 0;
+  virtual void run(const std::function<void(int thread_index, int n_threads)>& fn) = 0;
+  // Runs fn once (on one thread) before returning: small serial steps between parallel ones.
+  virtual void once(const std::function<void()>& fn) = 0;
+};
+
+class ThreadPool final : public Workers {
  public:
   explicit ThreadPool(int n_threads);  // n_threads >= 1, including the calling thread
-  ~ThreadPool();
+  ~ThreadPool() override;
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  int size() const { return n_threads_; }
-  void run(const std::function<void(int thread_index, int n_threads)>& fn);
+  int size() const override { return n_threads_; }
+  void run(const std::function<void(int thread_index, int n_threads)>& fn) override;
+  void once(const std::function<void()>& fn) override { fn(); }
 
  private:
   void worker_loop(int index);
@@ -45,5 +58,10 @@ struct Range {
   int64_t begin, end;
 };
 Range split_range(int64_t n, int index, int count, int64_t granule = 1);
+
+// Splits [0, n) across `workers` and calls fn(begin, end) for each non-empty slice; when
+// n <= serial_below the whole range runs once on one thread (no fork/join for tiny work).
+void parallel_for(Workers& workers, int64_t n, const std::function<void(int64_t, int64_t)>& fn,
+                  int64_t serial_below = 1);
 
 }  // namespace afm

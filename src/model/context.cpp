@@ -24,6 +24,9 @@ Context::Context(std::shared_ptr<const Model> model, const ContextOptions& optio
   so.n_ctx = default_n_ctx(model_->hparams(), options.n_ctx);
   so.n_batch = std::min(n_batch_, so.n_ctx);
   so.kv_type = options.kv_type;
+  so.n_threads = pool_.size();
+  so.full_prefill = options.full_prefill;
+  so.sequential_tracks = options.sequential_tracks;
   n_batch_ = so.n_batch;
   state_ = model_->new_state(so);
   logits_.resize(model_->hparams().n_vocab);
@@ -43,7 +46,9 @@ std::span<const float> Context::eval(std::span<const int32_t> tokens) {
   check_fits(tokens.size());
   for (size_t i = 0; i < tokens.size(); i += n_batch_) {
     const size_t n = std::min<size_t>(n_batch_, tokens.size() - i);
-    model_->forward(*state_, tokens.subspan(i, n), LogitRows::kLast, logits_.data(), pool_);
+    const bool last_chunk = i + n == tokens.size();
+    model_->forward(*state_, tokens.subspan(i, n), last_chunk ? LogitRows::kLast : LogitRows::kNone,
+                    logits_.data(), pool_);
   }
   return logits_;
 }

@@ -20,6 +20,8 @@ struct ContextOptions {
   int n_threads = 0;      // 0: the cores available to this process
   int64_t n_batch = 512;  // tokens per forward() call during prefill
   ops::KvType kv_type = ops::KvType::kF16;
+  bool full_prefill = false;       // see StateOptions (benchmarks)
+  bool sequential_tracks = false;  // see StateOptions (benchmarks)
 };
 
 class Context {

@@ -37,35 +37,40 @@ HParams read_hparams(const gguf::File& file) {
   return hp;
 }
 
-void add_bias(float* x, const std::vector<float>& bias, int64_t rows) {
-  if (bias.empty()) return;
-  const int64_t n = static_cast<int64_t>(bias.size());
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t i = 0; i < n; ++i) x[r * n + i] += bias[i];
+int64_t read_block1_layers(const gguf::File& file, const HParams& hp, bool kv_share) {
+  if (!kv_share) return hp.n_layer;
+  const std::string key = hp.arch + ".kv_share.block1_layers";
+  const int64_t b1 = read_count(file, key);
+  if (b1 > hp.n_layer) {
+    throw_error(ErrorCode::kFormat, file.path() + ": " + key + " = " + std::to_string(b1) +
+                                        " exceeds block_count " + std::to_string(hp.n_layer));
+  }
+  return b1;
 }
 
-void add_into(float* x, const float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) x[i] += y[i];
+// Learned fake-int8 scale: a 1-value f32 tensor that must be finite and > 0.
+float read_scale(const WeightLoader& w, const std::string& name) {
+  const std::vector<float> v = w.optional_vector(name, 1);
+  if (v.empty()) return 0;
+  if (!(v[0] > 0) || !std::isfinite(v[0])) {
+    throw_error(ErrorCode::kFormat, name + " = " + std::to_string(v[0]) + " is not a positive scale");
+  }
+  return v[0];
 }
 
 }  // namespace
 
-// KV cache plus activation buffers sized for n_batch tokens, allocated once.
+// KV cache (the layers that own K/V) plus activation buffers for n_batch tokens.
 class DenseDecoder::State : public SequenceState {
  public:
-  State(const HParams& hp, const StateOptions& o)
+  State(const HParams& hp, const AttentionConfig& attn, std::vector<KvLayerSpec> kv,
+        const StateOptions& o, int n_threads)
       : SequenceState(o.n_ctx),
-        cache(hp.n_layer, hp.n_head_kv, hp.head_dim, o.n_ctx, o.kv_type),
+        cache(std::move(kv), hp.n_head_kv, hp.head_dim, o.kv_type),
         n_batch(o.n_batch),
+        full_prefill(o.full_prefill),
         x(o.n_batch * hp.n_embd),
-        h(o.n_batch * hp.n_embd),
-        q(o.n_batch * hp.n_head * hp.head_dim),
-        k(o.n_batch * hp.n_head_kv * hp.head_dim),
-        v(o.n_batch * hp.n_head_kv * hp.head_dim),
-        attn(o.n_batch * hp.n_head * hp.head_dim),
-        gate(o.n_batch * hp.n_ff),
-        up(o.n_batch * hp.n_ff),
-        positions(o.n_batch) {}
+        layer(attn, hp.n_ff, o.n_batch, o.n_ctx, n_threads) {}
 
   size_t kv_bytes() const override { return cache.bytes(); }
   size_t kv_bytes_per_token() const override { return cache.bytes_per_token(); }
@@ -73,105 +78,111 @@ class DenseDecoder::State : public SequenceState {
 
   KvCache cache;
   int64_t n_batch;
-  std::vector<float> x, h, q, k, v, attn, gate, up, scores;
-  std::vector<int32_t> positions;
-  ops::ActivationScratch act;
+  bool full_prefill;
+  std::vector<float> x;
+  LayerScratch layer;
 };
 
 DenseDecoder::DenseDecoder(std::shared_ptr<const gguf::File> file, const DenseOptions& options)
     : Model(file, read_hparams(*file)),
       options_(options),
+      block1_layers_(read_block1_layers(*file, hparams(), options.kv_share)),
       rope_(options.rope_layout, hparams().rope_dims, hparams().rope_theta,
             hparams().rope_freq_scale) {
   const HParams& hp = hparams();
   const WeightLoader w(*file);
-  const int64_t q_dim = hp.n_head * hp.head_dim, kv_dim = hp.n_head_kv * hp.head_dim;
   token_embd_ = w.matrix("token_embd.weight", hp.n_vocab, hp.n_embd);
   output_ = w.has("output.weight") ? w.matrix("output.weight", hp.n_vocab, hp.n_embd) : token_embd_;
   output_norm_ = w.vector("output_norm.weight", hp.n_embd);
-  layers_.resize(hp.n_layer);
-  for (int64_t i = 0; i < hp.n_layer; ++i) {
-    const std::string p = "blk." + std::to_string(i) + ".";
-    Layer& l = layers_[i];
-    l.attn_norm = w.vector(p + "attn_norm.weight", hp.n_embd);
-    l.ffn_norm = w.vector(p + "ffn_norm.weight", hp.n_embd);
-    l.wq = w.matrix(p + "attn_q.weight", q_dim, hp.n_embd);
-    l.wk = w.matrix(p + "attn_k.weight", kv_dim, hp.n_embd);
-    l.wv = w.matrix(p + "attn_v.weight", kv_dim, hp.n_embd);
-    l.wo = w.matrix(p + "attn_output.weight", hp.n_embd, q_dim);
-    l.gate = w.matrix(p + "ffn_gate.weight", hp.n_ff, hp.n_embd);
-    l.up = w.matrix(p + "ffn_up.weight", hp.n_ff, hp.n_embd);
-    l.down = w.matrix(p + "ffn_down.weight", hp.n_embd, hp.n_ff);
-    l.q_bias = w.optional_vector(p + "attn_q.bias", q_dim);
-    l.k_bias = w.optional_vector(p + "attn_k.bias", kv_dim);
-    l.v_bias = w.optional_vector(p + "attn_v.bias", kv_dim);
-    if (options.qk_norm) {
-      l.q_norm = w.vector(p + "attn_q_norm.weight", hp.head_dim);
-      l.k_norm = w.vector(p + "attn_k_norm.weight", hp.head_dim);
-    }
+  layers_.reserve(hp.n_layer);
+  for (int64_t i = 0; i < hp.n_layer; ++i) layers_.push_back(load_layer(w, i));
+}
+
+DenseDecoder::Layer DenseDecoder::load_layer(const WeightLoader& w, int64_t i) const {
+  const HParams& hp = hparams();
+  const int64_t q_dim = hp.n_head * hp.head_dim, kv_dim = hp.n_head_kv * hp.head_dim;
+  const std::string p = "blk." + std::to_string(i) + ".";
+  const bool owns_kv = i < block1_layers_;
+  Layer l;
+  l.kv_layer = owns_kv ? i : block1_layers_ - 1;
+  l.attn.norm = w.vector(p + "attn_norm.weight", hp.n_embd);
+  l.attn.wq = w.matrix(p + "attn_q.weight", q_dim, hp.n_embd);
+  l.attn.wo = w.matrix(p + "attn_output.weight", hp.n_embd, q_dim);
+  l.attn.q_bias = w.optional_vector(p + "attn_q.bias", q_dim);
+  if (owns_kv) {
+    l.attn.wk = w.matrix(p + "attn_k.weight", kv_dim, hp.n_embd);
+    l.attn.wv = w.matrix(p + "attn_v.weight", kv_dim, hp.n_embd);
+    l.attn.k_bias = w.optional_vector(p + "attn_k.bias", kv_dim);
+    l.attn.v_bias = w.optional_vector(p + "attn_v.bias", kv_dim);
+    l.attn.k_scale = read_scale(w, p + "attn_k_scale.weight");
+    l.attn.v_scale = read_scale(w, p + "attn_v_scale.weight");
+  } else if (w.has(p + "attn_k.weight") || w.has(p + "attn_v.weight")) {
+    throw_error(ErrorCode::kFormat, file().path() + ": layer " + std::to_string(i) +
+                                        " shares K/V (kv_share.block1_layers = " +
+                                        std::to_string(block1_layers_) + ") but has attn_k/attn_v");
   }
+  if (options_.qk_norm != QkNorm::kNone) {
+    l.attn.q_norm = w.vector(p + "attn_q_norm.weight", hp.head_dim);
+    if (owns_kv) l.attn.k_norm = w.vector(p + "attn_k_norm.weight", hp.head_dim);
+  }
+  l.ffn.norm = w.vector(p + "ffn_norm.weight", hp.n_embd);
+  l.ffn.gate = w.matrix(p + "ffn_gate.weight", hp.n_ff, hp.n_embd);
+  l.ffn.up = w.matrix(p + "ffn_up.weight", hp.n_ff, hp.n_embd);
+  l.ffn.down = w.matrix(p + "ffn_down.weight", hp.n_embd, hp.n_ff);
+  return l;
+}
+
+AttentionConfig DenseDecoder::attention_config() const {
+  const HParams& hp = hparams();
+  AttentionConfig c{hp.n_embd, hp.n_head, hp.n_head_kv, hp.head_dim, hp.rms_eps, hp.qk_norm_eps};
+  c.rope = &rope_;
+  c.qk_norm = options_.qk_norm;
+  return c;
 }
 
 std::unique_ptr<SequenceState> DenseDecoder::new_state(const StateOptions& options) const {
   AFM_CHECK(options.n_ctx > 0 && options.n_batch > 0);
-  return std::make_unique<State>(hparams(), options);
-}
-
-void DenseDecoder::attention_block(State& s, const Layer& l, int64_t index, int64_t tokens,
-                                   ThreadPool& pool) const {
-  const HParams& hp = hparams();
-  const int64_t pos0 = s.n_past();
-  ops::rms_norm(s.x.data(), l.attn_norm.data(), hp.rms_eps, tokens, hp.n_embd, s.h.data());
-  ops::Activations in(s.h.data(), tokens, hp.n_embd, s.act);
-  ops::matmul_group(in, {{&l.wq, s.q.data()}, {&l.wk, s.k.data()}, {&l.wv, s.v.data()}}, pool);
-  add_bias(s.q.data(), l.q_bias, tokens);
-  add_bias(s.k.data(), l.k_bias, tokens);
-  add_bias(s.v.data(), l.v_bias, tokens);
-  if (options_.qk_norm) {
-    ops::rms_norm(s.q.data(), l.q_norm.data(), hp.rms_eps, tokens * hp.n_head, hp.head_dim, s.q.data());
-    ops::rms_norm(s.k.data(), l.k_norm.data(), hp.rms_eps, tokens * hp.n_head_kv, hp.head_dim,
-                  s.k.data());
+  std::vector<KvLayerSpec> kv(block1_layers_, KvLayerSpec{options.n_ctx});
+  for (int64_t i = 0; i < block1_layers_; ++i) {
+    kv[i].k_scale = layers_[i].attn.k_scale;
+    kv[i].v_scale = layers_[i].attn.v_scale;
   }
-  rope_.apply(s.q.data(), tokens, hp.n_head, hp.head_dim, s.positions.data());
-  rope_.apply(s.k.data(), tokens, hp.n_head_kv, hp.head_dim, s.positions.data());
-  s.cache.write(index, pos0, tokens, s.k.data(), s.v.data());
-  const ops::AttentionShape shape{hp.n_head, hp.n_head_kv, hp.head_dim};
-  ops::attention(s.q.data(), tokens, pos0, s.cache.layer(index), shape,
-                 1.0f / std::sqrt(static_cast<float>(hp.head_dim)), s.attn.data(), s.scores, pool);
-  ops::Activations attn(s.attn.data(), tokens, hp.n_head * hp.head_dim, s.act);
-  ops::matmul(attn, l.wo, s.h.data(), pool);
-  add_into(s.x.data(), s.h.data(), tokens * hp.n_embd);
-}
-
-void DenseDecoder::ffn_block(State& s, const Layer& l, int64_t tokens, ThreadPool& pool) const {
-  const HParams& hp = hparams();
-  ops::rms_norm(s.x.data(), l.ffn_norm.data(), hp.rms_eps, tokens, hp.n_embd, s.h.data());
-  ops::Activations in(s.h.data(), tokens, hp.n_embd, s.act);
-  ops::matmul_group(in, {{&l.gate, s.gate.data()}, {&l.up, s.up.data()}}, pool);
-  ops::swiglu_inplace(s.gate.data(), s.up.data(), tokens * hp.n_ff, pool);
-  ops::Activations act(s.gate.data(), tokens, hp.n_ff, s.act);
-  ops::matmul(act, l.down, s.h.data(), pool);
-  add_into(s.x.data(), s.h.data(), tokens * hp.n_embd);
+  return std::make_unique<State>(hparams(), attention_config(), std::move(kv), options,
+                                 options.n_threads);
 }
 
 void DenseDecoder::forward(SequenceState& state, std::span<const int32_t> tokens, LogitRows rows,
-                           float* logits, ThreadPool& pool) const {
+                           float* logits, Workers& pool) const {
   State& s = static_cast<State&>(state);
   const HParams& hp = hparams();
+  const AttentionConfig attn = attention_config();
   const int64_t n = static_cast<int64_t>(tokens.size());
   AFM_CHECK(n > 0 && n <= s.n_batch && s.n_past() + n <= s.n_ctx());
-  for (int64_t t = 0; t < n; ++t) s.positions[t] = static_cast<int32_t>(s.n_past() + t);
+  TokenSpan span{n, s.n_past()};
+  for (int64_t t = 0; t < n; ++t) s.layer.positions[t] = static_cast<int32_t>(span.pos0 + t);
   ops::embed_tokens(token_embd_, tokens, s.x.data());
   for (int64_t i = 0; i < hp.n_layer; ++i) {
-    attention_block(s, layers_[i], i, n, pool);
-    ffn_block(s, layers_[i], n, pool);
+    if (i == block1_layers_ && !s.full_prefill) {
+      // Past the last layer that writes K/V, only positions that need logits matter.
+      if (rows == LogitRows::kNone) break;
+      if (rows == LogitRows::kLast && span.tokens > 1) {
+        std::copy_n(s.x.data() + (n - 1) * hp.n_embd, hp.n_embd, s.x.data());
+        span = {1, span.pos0 + n - 1};
+        s.layer.positions[0] = static_cast<int32_t>(span.pos0);
+      }
+    }
+    attention_block(attn, layers_[i].attn, span, s.x.data(), s.layer, s.cache,
+                    layers_[i].kv_layer, pool);
+    ffn_block(layers_[i].ffn, hp.n_embd, hp.n_ff, hp.rms_eps, span, s.x.data(), s.layer, pool);
   }
-  const int64_t n_out = rows == LogitRows::kLast ? 1 : n;
-  ops::rms_norm(s.x.data() + (n - n_out) * hp.n_embd, output_norm_.data(), hp.rms_eps, n_out,
-                hp.n_embd, s.h.data());
-  ops::Activations final_hidden(s.h.data(), n_out, hp.n_embd, s.act);
-  ops::matmul(final_hidden, output_, logits, pool);
   s.advance(n);
+  if (rows == LogitRows::kNone) return;
+  const int64_t n_out = rows == LogitRows::kLast ? 1 : span.tokens;
+  float* hidden = s.layer.h.data();
+  rms_norm_rows(s.x.data() + (span.tokens - n_out) * hp.n_embd, output_norm_, hp.rms_eps, n_out,
+                hp.n_embd, hidden, pool);
+  ops::Activations final_hidden(hidden, n_out, hp.n_embd, s.layer.act);
+  ops::matmul(final_hidden, output_, logits, pool);
 }
 
 std::string DenseDecoder::describe() const {
@@ -181,9 +192,18 @@ std::string DenseDecoder::describe() const {
                   " kv) x " + std::to_string(hp.head_dim) + ", ffn " + std::to_string(hp.n_ff);
   s += options_.rope_layout == ops::RopeLayout::kAdjacent ? ", rope adjacent pairs" : ", rope halves";
   s += ", theta " + std::to_string(static_cast<int64_t>(hp.rope_theta));
-  if (options_.qk_norm) s += ", qk-norm";
-  if (!layers_.empty() && !layers_[0].q_bias.empty()) s += ", qkv bias";
+  if (options_.qk_norm == QkNorm::kBeforeRope) s += ", qk-norm before rope";
+  if (options_.qk_norm == QkNorm::kAfterRope) s += ", qk-norm after rope";
+  if (!layers_.empty() && !layers_[0].attn.q_bias.empty()) s += ", qkv bias";
   s += output_.data == token_embd_.data ? ", tied output" : ", separate output";
+  if (options_.kv_share) {
+    s += "\nkv sharing: block 1 = layers 0-" + std::to_string(block1_layers_ - 1) +
+         " (own K/V), block 2 = layers " + std::to_string(block1_layers_) + "-" +
+         std::to_string(hp.n_layer - 1) + " (read layer " + std::to_string(block1_layers_ - 1) +
+         "'s K/V); cache holds " + std::to_string(block1_layers_) + " of " +
+         std::to_string(hp.n_layer) + " layers";
+  }
+  if (!layers_.empty() && layers_[0].attn.k_scale > 0) s += "\nlearned int8 K/V scales";
   return s;
 }
 

@@ -1,12 +1,16 @@
-// The Llama-family decoder shared by the llama, qwen2 and qwen3 architectures:
-// pre-RMSNorm blocks of grouped-query attention (optional q/k/v biases, optional per-head
-// QK-RMSNorm before RoPE) and a SwiGLU feed-forward; tied or separate output head.
-// Architecture files differ only in DenseOptions and how they read metadata.
+// The single-stack decoder shared by llama, qwen2, qwen3 and afm-device: pre-RMSNorm blocks of
+// grouped-query attention and a SwiGLU feed-forward (model/decoder_layer.h); tied or separate
+// output head. Architecture files differ only in DenseOptions.
+//
+// KV sharing (afm-device): layers 0 .. B1-1 own K/V; layers B1 .. n-1 have no K/V projections
+// and attend to layer B1-1's cache. Since no later layer writes K/V, positions whose logits
+// are not wanted stop after layer B1-1 (prefill runs Block 2 for the last position only).
 #pragma once
 
 #include <memory>
 #include <vector>
 
+#include "model/decoder_layer.h"
 #include "model/model.h"
 #include "ops/matrix.h"
 #include "ops/rope.h"
@@ -15,7 +19,8 @@ namespace afm::model {
 
 struct DenseOptions {
   ops::RopeLayout rope_layout = ops::RopeLayout::kAdjacent;
-  bool qk_norm = false;  // attn_q_norm / attn_k_norm are required when set
+  QkNorm qk_norm = QkNorm::kNone;  // attn_q_norm / attn_k_norm are required unless kNone
+  bool kv_share = false;           // {arch}.kv_share.block1_layers splits the stack
 };
 
 class DenseDecoder : public Model {
@@ -25,21 +30,24 @@ class DenseDecoder : public Model {
 
   std::unique_ptr<SequenceState> new_state(const StateOptions& options) const override;
   void forward(SequenceState& state, std::span<const int32_t> tokens, LogitRows rows,
-               float* logits, ThreadPool& pool) const override;
+               float* logits, Workers& pool) const override;
   std::string describe() const override;
+
+  int64_t kv_layers() const { return block1_layers_; }
 
  private:
   struct Layer {
-    std::vector<float> attn_norm, ffn_norm, q_norm, k_norm, q_bias, k_bias, v_bias;
-    ops::Matrix wq, wk, wv, wo, gate, up, down;
+    AttentionWeights attn;
+    FfnWeights ffn;
+    int64_t kv_layer;  // the cache layer it writes (if it has K/V) and reads
   };
   class State;
 
-  void attention_block(State& s, const Layer& layer, int64_t index, int64_t tokens,
-                       ThreadPool& pool) const;
-  void ffn_block(State& s, const Layer& layer, int64_t tokens, ThreadPool& pool) const;
+  Layer load_layer(const class WeightLoader& w, int64_t index) const;
+  AttentionConfig attention_config() const;
 
   DenseOptions options_;
+  int64_t block1_layers_;  // layers that own K/V (all of them unless kv_share)
   ops::Rope rope_;
   ops::Matrix token_embd_, output_;
   std::vector<float> output_norm_;

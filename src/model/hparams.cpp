@@ -54,6 +54,7 @@ HParams read_decoder_hparams(const gguf::File& file, const std::string& arch) {
   hp.rope_dims = optional_key(file, p + "rope.dimension_count", hp.head_dim);
   hp.rope_theta = optional_float(file, p + "rope.freq_base", 10000.0f);
   hp.rms_eps = optional_float(file, p + "attention.layer_norm_rms_epsilon", 1e-5f);
+  hp.qk_norm_eps = optional_float(file, p + "attention.qk_norm_epsilon", hp.rms_eps);
   if (hp.n_head % hp.n_head_kv != 0) {
     throw_error(ErrorCode::kFormat, file.path() + ": head_count " + std::to_string(hp.n_head) +
                                         " is not a multiple of head_count_kv " +
@@ -64,11 +65,17 @@ HParams read_decoder_hparams(const gguf::File& file, const std::string& arch) {
                                         std::to_string(hp.rope_dims) + " does not fit head size " +
                                         std::to_string(hp.head_dim));
   }
-  if (!(hp.rope_theta > 0) || !(hp.rms_eps > 0)) {
+  if (!(hp.rope_theta > 0) || !(hp.rms_eps > 0) || !(hp.qk_norm_eps > 0)) {
     throw_error(ErrorCode::kFormat, file.path() + ": rope.freq_base and rms epsilon must be > 0");
   }
   read_rope_scaling(file, arch, hp);
   return hp;
 }
+
+int64_t read_optional_count(const gguf::File& file, const std::string& key, int64_t fallback) {
+  return optional_key(file, key, fallback);
+}
+
+int64_t read_count(const gguf::File& file, const std::string& key) { return positive_key(file, key); }
 
 }  // namespace afm::model

@@ -20,6 +20,7 @@ struct HParams {
   int64_t n_ff = 0;
   int64_t n_ctx_train = 0;
   float rms_eps = 1e-6f;
+  float qk_norm_eps = 1e-6f;     // {arch}.attention.qk_norm_epsilon, default rms_eps
   float rope_theta = 10000.0f;
   float rope_freq_scale = 1.0f;  // 1 / linear scaling factor
   int64_t rope_dims = 0;         // rotated dimensions per head
@@ -30,5 +31,10 @@ struct HParams {
 // inconsistent values are Error(kFormat) naming the key; unsupported RoPE scaling types are
 // Error(kUnsupported) naming the type. n_vocab is left for the caller (from token_embd).
 HParams read_decoder_hparams(const gguf::File& file, const std::string& arch);
+
+// An optional positive integer key (Error naming it when out of range); `fallback` if absent.
+int64_t read_optional_count(const gguf::File& file, const std::string& key, int64_t fallback);
+// A required positive integer key.
+int64_t read_count(const gguf::File& file, const std::string& key);
 
 }  // namespace afm::model

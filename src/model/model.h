@@ -22,6 +22,13 @@ struct StateOptions {
   int64_t n_ctx = 0;    // positions the KV cache holds
   int64_t n_batch = 0;  // most tokens one forward() call receives
   ops::KvType kv_type = ops::KvType::kF16;
+  int n_threads = 1;  // threads forward() will be given (sizes per-thread scratch)
+  // Benchmarks only: run every layer on every position even where no K/V and no logits need
+  // them (afm-device's Block 2 during prefill), to measure what skipping saves.
+  bool full_prefill = false;
+  // Benchmarks only: run the tracks of a Parallel-Track model one after another on the whole
+  // pool instead of concurrently on teams of threads.
+  bool sequential_tracks = false;
 };
 
 class SequenceState {
@@ -40,8 +47,8 @@ class SequenceState {
   int64_t n_ctx_;
 };
 
-// Which positions of a forward() batch need logits.
-enum class LogitRows { kLast, kAll };
+// Which positions of a forward() batch need logits (kNone: an intermediate prefill chunk).
+enum class LogitRows { kNone, kLast, kAll };
 
 class Model {
  public:
@@ -53,10 +60,10 @@ class Model {
   virtual std::unique_ptr<SequenceState> new_state(const StateOptions& options) const = 0;
 
   // Runs tokens at positions state.n_past() ...; appends their K/V and advances n_past.
-  // logits: (1 or tokens.size(), n_vocab) per `rows`. tokens.size() <= the state's n_batch and
+  // logits: (0, 1 or tokens.size(), n_vocab) per `rows`. tokens.size() <= the state's n_batch and
   // must fit the context (callers check; see Context). Token ids out of range: Error.
   virtual void forward(SequenceState& state, std::span<const int32_t> tokens, LogitRows rows,
-                       float* logits, ThreadPool& pool) const = 0;
+                       float* logits, Workers& pool) const = 0;
 
   // One line per architecture feature for `afm info` ("rope: halves, theta 1e6", ...).
   virtual std::string describe() const = 0;

@@ -15,8 +15,26 @@ std::string shape_string(const std::vector<uint64_t>& shape) {
 }  // namespace
 
 ops::Matrix WeightLoader::matrix(const std::string& name, int64_t rows, int64_t cols) const {
+  return view(name, {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)}, rows, cols);
+}
+
+ops::Matrix WeightLoader::stacked_matrix(const std::string& name, int64_t n, int64_t rows,
+                                         int64_t cols) const {
+  return view(name,
+              {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows), static_cast<uint64_t>(n)},
+              n * rows, cols);
+}
+
+ops::Matrix expert(const ops::Matrix& stacked, int64_t e, int64_t rows) {
+  ops::Matrix m = stacked;
+  m.data = static_cast<const uint8_t*>(stacked.data) + e * rows * stacked.row_bytes;
+  m.rows = rows;
+  return m;
+}
+
+ops::Matrix WeightLoader::view(const std::string& name, const std::vector<uint64_t>& want,
+                               int64_t rows, int64_t cols) const {
   const gguf::TensorInfo& t = file_.get_tensor(name);
-  const std::vector<uint64_t> want{static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)};
   if (t.shape != want) {
     throw_error(ErrorCode::kFormat, file_.path() + ": tensor " + name + " has shape " +
                                         shape_string(t.shape) + ", expected " + shape_string(want));

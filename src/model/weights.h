@@ -19,12 +19,20 @@ class WeightLoader {
   bool has(const std::string& name) const { return file_.find_tensor(name) != nullptr; }
   // A (rows, cols) matrix: GGUF shape [cols, rows], a matmul weight type.
   ops::Matrix matrix(const std::string& name, int64_t rows, int64_t cols) const;
+  // n stacked (rows, cols) matrices (experts): GGUF shape [cols, rows, n], viewed as one
+  // (n * rows, cols) matrix whose slice e is expert e (see expert()).
+  ops::Matrix stacked_matrix(const std::string& name, int64_t n, int64_t rows, int64_t cols) const;
   // A vector of n values, converted to f32 (norm weights and biases are small).
   std::vector<float> vector(const std::string& name, int64_t n) const;
   std::vector<float> optional_vector(const std::string& name, int64_t n) const;
 
  private:
+  ops::Matrix view(const std::string& name, const std::vector<uint64_t>& want, int64_t rows,
+                   int64_t cols) const;
   const gguf::File& file_;
 };
+
+// Rows [e * rows, (e + 1) * rows) of a stacked matrix.
+ops::Matrix expert(const ops::Matrix& stacked, int64_t e, int64_t rows);
 
 }  // namespace afm::model

@@ -4,10 +4,10 @@
 
 namespace afm::ops {
 
-void swiglu_inplace(float* gate, const float* up, int64_t n, ThreadPool& pool) {
+void swiglu_inplace(float* gate, const float* up, int64_t n, Workers& pool) {
   const cpu::VecKernels& vk = cpu::best_vec_kernels();
   if (n < 16384) {  // one decode step: not worth a fork/join
-    vk.silu_mul(gate, up, gate, n);
+    pool.once([&] { vk.silu_mul(gate, up, gate, n); });
     return;
   }
   pool.run([&](int index, int count) {

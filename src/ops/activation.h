@@ -8,6 +8,6 @@
 namespace afm::ops {
 
 // gate[i] = silu(gate[i]) * up[i] for n values (prefill runs millions per layer).
-void swiglu_inplace(float* gate, const float* up, int64_t n, ThreadPool& pool);
+void swiglu_inplace(float* gate, const float* up, int64_t n, Workers& pool);
 
 }  // namespace afm::ops

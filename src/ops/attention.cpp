@@ -9,43 +9,96 @@
 namespace afm::ops {
 namespace {
 
-// One (query, head): scores over n_keys positions, softmax, weighted sum of values.
-void attend(const float* q, const KvLayerView& kv, int64_t kv_head, int64_t n_keys,
-            int64_t head_dim, float scale, float* scores, float* out,
-            const cpu::VecKernels& vk) {
-  const size_t head_elems = static_cast<size_t>(kv.capacity * head_dim);
-  const bool f32 = kv.type == KvType::kF32;
-  const auto* k32 = static_cast<const float*>(kv.k) + kv_head * head_elems;
-  const auto* v32 = static_cast<const float*>(kv.v) + kv_head * head_elems;
-  const auto* k16 = static_cast<const uint16_t*>(kv.k) + kv_head * head_elems;
-  const auto* v16 = static_cast<const uint16_t*>(kv.v) + kv_head * head_elems;
-  if (f32) {
-    vk.scores_f32(q, k32, n_keys, head_dim, scale, scores);
-  } else {
-    vk.scores_f16(q, k16, n_keys, head_dim, scale, scores);
+size_t elem_bytes(KvType type) {
+  return type == KvType::kF32 ? 4 : type == KvType::kF16 ? 2 : 1;
+}
+
+// One head's cache rows [first, first + n): the kernels' view of a contiguous run of slots.
+struct Rows {
+  int64_t first, n;
+};
+
+void row_scores(const float* q, const KvLayerView& kv, int64_t kv_head, Rows rows, int64_t d,
+                float scale, float* scores, const cpu::VecKernels& vk) {
+  const size_t row = static_cast<size_t>(kv_head * kv.capacity + rows.first);
+  const uint8_t* k = static_cast<const uint8_t*>(kv.k) + row * d * elem_bytes(kv.type);
+  switch (kv.type) {
+    case KvType::kF32:
+      return vk.scores_f32(q, reinterpret_cast<const float*>(k), rows.n, d, scale, scores);
+    case KvType::kF16:
+      return vk.scores_f16(q, reinterpret_cast<const uint16_t*>(k), rows.n, d, scale, scores);
+    case KvType::kQ8:
+      return vk.scores_q8(q, reinterpret_cast<const int8_t*>(k),
+                          kv.k_scales ? kv.k_scales + row : nullptr, rows.n, d,
+                          kv.k_scales ? scale : scale * kv.k_uniform, scores);
   }
+}
+
+void row_mix(const float* p, const KvLayerView& kv, int64_t kv_head, Rows rows, int64_t d,
+             float* out, const cpu::VecKernels& vk) {
+  const size_t row = static_cast<size_t>(kv_head * kv.capacity + rows.first);
+  const uint8_t* v = static_cast<const uint8_t*>(kv.v) + row * d * elem_bytes(kv.type);
+  switch (kv.type) {
+    case KvType::kF32:
+      return vk.mix_f32(p, reinterpret_cast<const float*>(v), rows.n, d, out);
+    case KvType::kF16:
+      return vk.mix_f16(p, reinterpret_cast<const uint16_t*>(v), rows.n, d, out);
+    case KvType::kQ8:
+      return vk.mix_q8(p, reinterpret_cast<const int8_t*>(v),
+                       kv.v_scales ? kv.v_scales + row : nullptr, kv.v_uniform, rows.n, d, out);
+  }
+}
+
+void softmax_inplace(float* x, int64_t n) {
   float max_score = -INFINITY;
-  for (int64_t j = 0; j < n_keys; ++j) max_score = std::max(max_score, scores[j]);
+  for (int64_t j = 0; j < n; ++j) max_score = std::max(max_score, x[j]);
   float sum = 0;
-  for (int64_t j = 0; j < n_keys; ++j) {
-    scores[j] = std::exp(scores[j] - max_score);
-    sum += scores[j];
+  for (int64_t j = 0; j < n; ++j) {
+    x[j] = std::exp(x[j] - max_score);
+    sum += x[j];
   }
   const float inv = 1.0f / sum;
-  for (int64_t j = 0; j < n_keys; ++j) scores[j] *= inv;
-  std::memset(out, 0, head_dim * sizeof(float));
-  if (f32) {
-    vk.mix_f32(scores, v32, n_keys, head_dim, out);
+  for (int64_t j = 0; j < n; ++j) x[j] *= inv;
+}
+
+// One (query, head) over positions [lo, hi]: at most two runs of slots (a ring wraps once).
+void attend(const float* q, const KvLayerView& kv, int64_t kv_head, int64_t lo, int64_t hi,
+            int64_t d, float scale, float* scores, float* out, const cpu::VecKernels& vk) {
+  Rows runs[2];
+  int n_runs = 1;
+  const int64_t n = hi - lo + 1;
+  if (!kv.ring) {
+    runs[0] = {lo, n};
   } else {
-    vk.mix_f16(scores, v16, n_keys, head_dim, out);
+    const int64_t first = lo % kv.capacity;
+    const int64_t until_end = std::min(n, kv.capacity - first);
+    runs[0] = {first, until_end};
+    if (until_end < n) runs[n_runs++] = {0, n - until_end};
+  }
+  for (int r = 0, at = 0; r < n_runs; at += runs[r].n, ++r) {
+    row_scores(q, kv, kv_head, runs[r], d, scale, scores + at, vk);
+  }
+  softmax_inplace(scores, n);
+  std::memset(out, 0, d * sizeof(float));
+  for (int r = 0, at = 0; r < n_runs; at += runs[r].n, ++r) {
+    row_mix(scores + at, kv, kv_head, runs[r], d, out, vk);
   }
 }
 
 }  // namespace
 
+const char* kv_type_name(KvType type) {
+  switch (type) {
+    case KvType::kF32: return "f32";
+    case KvType::kF16: return "f16";
+    case KvType::kQ8: return "q8";
+  }
+  return "?";
+}
+
 void attention(const float* q, int64_t tokens, int64_t pos0, const KvLayerView& kv,
                const AttentionShape& shape, float scale, float* out, std::vector<float>& scratch,
-               ThreadPool& pool) {
+               Workers& pool) {
   const int64_t max_keys = pos0 + tokens;
   const size_t need = static_cast<size_t>(pool.size()) * max_keys;
   if (scratch.size() < need) scratch.resize(need);
@@ -57,8 +110,9 @@ void attention(const float* q, int64_t tokens, int64_t pos0, const KvLayerView& 
     for (int64_t item = items.begin; item < items.end; ++item) {
       const int64_t t = item / shape.n_head, h = item % shape.n_head;
       const int64_t offset = (t * shape.n_head + h) * shape.head_dim;
-      attend(q + offset, kv, h / group, pos0 + t + 1, shape.head_dim, scale, scores, out + offset,
-             vk);
+      const int64_t hi = pos0 + t;
+      const int64_t lo = shape.window > 0 ? std::max<int64_t>(0, hi - shape.window + 1) : 0;
+      attend(q + offset, kv, h / group, lo, hi, shape.head_dim, scale, scores, out + offset, vk);
     }
   });
 }

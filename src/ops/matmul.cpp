@@ -44,7 +44,7 @@ size_t row_bytes_for(gguf::TensorType type, int64_t cols) {
 Activations::Activations(const float* x, int64_t tokens, int64_t k, ActivationScratch& scratch)
     : x_(x), tokens_(tokens), k_(k), scratch_(scratch) {}
 
-const cpu::ActBlock* Activations::q8(ThreadPool& pool) {
+const cpu::ActBlock* Activations::q8(Workers& pool) {
   if (!quantized_) {
     AFM_CHECK(k_ % 32 == 0);
     const int64_t blocks_per_row = k_ / 32;
@@ -60,7 +60,7 @@ const cpu::ActBlock* Activations::q8(ThreadPool& pool) {
       }
     };
     if (tokens_ == 1) {
-      quantize_rows(0, 1);
+      pool.once([&] { quantize_rows(0, 1); });
     } else {
       pool.run(quantize_rows);
     }
@@ -69,16 +69,26 @@ const cpu::ActBlock* Activations::q8(ThreadPool& pool) {
   return scratch_.q8.data();
 }
 
-const float* Activations::f16_rounded() {
+const float* Activations::f16_rounded(Workers& pool) {
   if (!rounded_) {
     if (scratch_.f16.size() < static_cast<size_t>(tokens_ * k_)) scratch_.f16.resize(tokens_ * k_);
-    cpu::best_vec_kernels().round_f16(x_, scratch_.f16.data(), tokens_ * k_);
+    float* out = scratch_.f16.data();
+    const cpu::VecKernels& vk = cpu::best_vec_kernels();
+    parallel_for(pool, tokens_, [&](int64_t begin, int64_t end) {
+      vk.round_f16(x_ + begin * k_, out + begin * k_, (end - begin) * k_);
+    });
     rounded_ = true;
   }
   return scratch_.f16.data();
 }
 
-void matmul_group(Activations& x, std::initializer_list<MatmulOutput> outputs, ThreadPool& pool) {
+void ActivationScratch::reserve(int64_t tokens, int64_t k) {
+  const size_t blocks = static_cast<size_t>(tokens * ((k + 31) / 32));
+  if (q8.size() < blocks) q8.resize(blocks);
+  if (f16.size() < static_cast<size_t>(tokens * k)) f16.resize(tokens * k);
+}
+
+void matmul_group(Activations& x, std::initializer_list<MatmulOutput> outputs, Workers& pool) {
   const cpu::GemmKernels& kernels = cpu::best_gemm_kernels();
   bool need_q8 = false, need_f16 = false;
   int64_t total_rows = 0;
@@ -90,7 +100,7 @@ void matmul_group(Activations& x, std::initializer_list<MatmulOutput> outputs, T
     total_rows += o.w->rows;
   }
   const cpu::ActBlock* q8 = need_q8 ? x.q8(pool) : nullptr;
-  const float* x_f16 = need_f16 ? x.f16_rounded() : nullptr;
+  const float* x_f16 = need_f16 ? x.f16_rounded(pool) : nullptr;
   const int64_t n_tok = x.tokens(), k = x.k();
   // Threads split the concatenated rows of all outputs, so uneven matrices still balance.
   pool.run([&](int index, int count) {

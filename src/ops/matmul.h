@@ -20,6 +20,9 @@ namespace afm::ops {
 struct ActivationScratch {
   std::vector<cpu::ActBlock> q8;
   std::vector<float> f16;
+  // Sizes both for inputs of up to tokens x k. Code running on a ThreadTeam must reserve
+  // first: Activations then never resizes (members would race).
+  void reserve(int64_t tokens, int64_t k);
 };
 
 class Activations {
@@ -28,10 +31,10 @@ class Activations {
   Activations(const float* x, int64_t tokens, int64_t k, ActivationScratch& scratch);
 
   const float* f32() const { return x_; }
-  const cpu::ActBlock* q8(ThreadPool& pool);  // k must be a multiple of 32
+  const cpu::ActBlock* q8(Workers& pool);  // k must be a multiple of 32
   // x rounded through f16, for f16 weights: the product f16 weights x f16 activations that
   // llama.cpp and f16 PyTorch compute, so greedy outputs agree with theirs.
-  const float* f16_rounded();
+  const float* f16_rounded(Workers& pool);
   int64_t tokens() const { return tokens_; }
   int64_t k() const { return k_; }
 
@@ -48,9 +51,9 @@ struct MatmulOutput {
 };
 
 // Every w must have cols == x.k(). Runs all products, then returns.
-void matmul_group(Activations& x, std::initializer_list<MatmulOutput> outputs, ThreadPool& pool);
+void matmul_group(Activations& x, std::initializer_list<MatmulOutput> outputs, Workers& pool);
 
-inline void matmul(Activations& x, const Matrix& w, float* y, ThreadPool& pool) {
+inline void matmul(Activations& x, const Matrix& w, float* y, Workers& pool) {
   matmul_group(x, {{&w, y}}, pool);
 }
 

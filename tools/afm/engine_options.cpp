@@ -16,7 +16,10 @@ void add_engine_options(CLI::App* cmd, EngineArgs& a) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("-b,--batch-size", a.batch, "Prompt tokens per forward pass")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--kv-type", a.kv_type, "KV cache type")->check(CLI::IsMember({"f16", "f32"}));
+  cmd->add_option("--kv-type", a.kv_type,
+                  "KV cache type: f16, f32, or q8 (int8; the model's learned scales if it has "
+                  "them, else one absmax scale per head and position)")
+      ->check(CLI::IsMember({"f16", "f32", "q8"}));
 }
 
 void add_sampling_options(CLI::App* cmd, sample::SamplerConfig& c) {
@@ -56,7 +59,9 @@ model::ContextOptions context_options(const EngineArgs& a) {
   o.n_ctx = a.ctx;
   o.n_threads = a.threads;
   o.n_batch = a.batch;
-  o.kv_type = a.kv_type == "f32" ? ops::KvType::kF32 : ops::KvType::kF16;
+  o.kv_type = a.kv_type == "f32"  ? ops::KvType::kF32
+              : a.kv_type == "q8" ? ops::KvType::kQ8
+                                  : ops::KvType::kF16;
   return o;
 }
 

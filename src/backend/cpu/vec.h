@@ -1,4 +1,4 @@
-// Vector primitives: attention over the KV cache (rows f32 or f16) and the SwiGLU activation.
+// Vector primitives: attention over the KV cache (rows f32, f16 or int8) and the SwiGLU activation.
 // Scalar references plus an AVX2/F16C/FMA set chosen at run time (best_vec_kernels()).
 // Kernels never allocate, throw or log.
 #pragma once
@@ -22,6 +22,13 @@ struct VecKernels {
   void (*scores_f16)(const float* q, const uint16_t* k, int64_t n, int64_t d, float scale, float* scores);
   void (*mix_f32)(const float* p, const float* v, int64_t n, int64_t d, float* out);
   void (*mix_f16)(const float* p, const uint16_t* v, int64_t n, int64_t d, float* out);
+  // int8 rows, row j worth row_scale(j) * v_j with row_scale(j) = row_scales[j], or 1 (scores)
+  // / `uniform` (mix) when row_scales is null (a learned per-layer scale):
+  //   scores[j] = dot(q, k_j) * row_scale(j) * scale;   out += sum_j p[j] * row_scale(j) * v_j
+  void (*scores_q8)(const float* q, const int8_t* k, const float* row_scales, int64_t n, int64_t d,
+                    float scale, float* scores);
+  void (*mix_q8)(const float* p, const int8_t* v, const float* row_scales, float uniform,
+                 int64_t n, int64_t d, float* out);
   // out = silu(gate) * up = gate / (1 + exp(-gate)) * up (SwiGLU); out may alias gate.
   void (*silu_mul)(const float* gate, const float* up, float* out, int64_t n);
 };

@@ -92,6 +92,42 @@ void mix_f16(const float* p, const uint16_t* v, int64_t n, int64_t d, float* out
   for (int64_t j = 0; j < n; ++j) axpy_f16(p[j], v + j * d, out, d);
 }
 
+inline __m256 load_i8(const int8_t* p) {
+  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+}
+
+float dot_i8(const float* a, const int8_t* b, int64_t n) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), load_i8(b + i), s0);
+    s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), load_i8(b + i + 8), s1);
+  }
+  for (; i + 8 <= n; i += 8) s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), load_i8(b + i), s0);
+  float s = hsum(_mm256_add_ps(s0, s1));
+  for (; i < n; ++i) s += a[i] * static_cast<float>(b[i]);
+  return s;
+}
+
+void scores_q8(const float* q, const int8_t* k, const float* rs, int64_t n, int64_t d, float scale,
+               float* s) {
+  for (int64_t j = 0; j < n; ++j) s[j] = dot_i8(q, k + j * d, d) * (rs ? rs[j] : 1.0f) * scale;
+}
+
+void mix_q8(const float* p, const int8_t* v, const float* rs, float uniform, int64_t n, int64_t d,
+            float* out) {
+  for (int64_t j = 0; j < n; ++j) {
+    const float alpha = p[j] * (rs ? rs[j] : uniform);
+    const __m256 a = _mm256_set1_ps(alpha);
+    const int8_t* x = v + j * d;
+    int64_t i = 0;
+    for (; i + 8 <= d; i += 8) {
+      _mm256_storeu_ps(out + i, _mm256_fmadd_ps(a, load_i8(x + i), _mm256_loadu_ps(out + i)));
+    }
+    for (; i < d; ++i) out[i] += alpha * static_cast<float>(x[i]);
+  }
+}
+
 // exp(x) to about 2 ulp: 2^n * p(r) with r = x - n ln2 (Cody-Waite split) and a degree-6
 // polynomial; inputs are clamped to where the float result is finite or flushes to zero.
 inline __m256 exp_ps(__m256 x) {
@@ -131,7 +167,7 @@ void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
 }  // namespace
 
 const VecKernels* avx2_vec_kernels_impl() {
-  static const VecKernels k{"avx2", dot_f32, dot_f16, axpy_f32, axpy_f16, to_f16, round_f16, scores_f32, scores_f16, mix_f32, mix_f16, silu_mul};
+  static const VecKernels k{"avx2", dot_f32, dot_f16, axpy_f32, axpy_f16, to_f16, round_f16, scores_f32, scores_f16, mix_f32, mix_f16, scores_q8, mix_q8, silu_mul};
   return &k;
 }
 

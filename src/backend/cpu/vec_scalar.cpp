@@ -48,12 +48,29 @@ void mix_f16(const float* p, const uint16_t* v, int64_t n, int64_t d, float* out
   for (int64_t j = 0; j < n; ++j) axpy_f16(p[j], v + j * d, out, d);
 }
 
+float dot_i8(const float* a, const int8_t* b, int64_t n) {
+  float s = 0;
+  for (int64_t i = 0; i < n; ++i) s += a[i] * static_cast<float>(b[i]);
+  return s;
+}
+void scores_q8(const float* q, const int8_t* k, const float* rs, int64_t n, int64_t d, float scale,
+               float* s) {
+  for (int64_t j = 0; j < n; ++j) s[j] = dot_i8(q, k + j * d, d) * (rs ? rs[j] : 1.0f) * scale;
+}
+void mix_q8(const float* p, const int8_t* v, const float* rs, float uniform, int64_t n, int64_t d,
+            float* out) {
+  for (int64_t j = 0; j < n; ++j) {
+    const float a = p[j] * (rs ? rs[j] : uniform);
+    for (int64_t i = 0; i < d; ++i) out[i] += a * static_cast<float>(v[j * d + i]);
+  }
+}
+
 }  // namespace
 
 const VecKernels* avx2_vec_kernels_impl();
 
 const VecKernels& scalar_vec_kernels() {
-  static const VecKernels k{"scalar", dot_f32, dot_f16, axpy_f32, axpy_f16, to_f16, round_f16, scores_f32, scores_f16, mix_f32, mix_f16, silu_mul};
+  static const VecKernels k{"scalar", dot_f32, dot_f16, axpy_f32, axpy_f16, to_f16, round_f16, scores_f32, scores_f16, mix_f32, mix_f16, scores_q8, mix_q8, silu_mul};
   return k;
 }
 

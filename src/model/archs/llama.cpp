@@ -7,7 +7,7 @@ namespace afm::model {
 namespace {
 
 std::unique_ptr<Model> load_llama(std::shared_ptr<const gguf::File> file) {
-  return load_dense_decoder(std::move(file), {ops::RopeLayout::kAdjacent, false});
+  return load_dense_decoder(std::move(file), {ops::RopeLayout::kAdjacent, QkNorm::kNone});
 }
 
 }  // namespace

@@ -6,7 +6,7 @@ namespace afm::model {
 namespace {
 
 std::unique_ptr<Model> load_qwen3(std::shared_ptr<const gguf::File> file) {
-  return load_dense_decoder(std::move(file), {ops::RopeLayout::kHalves, true});
+  return load_dense_decoder(std::move(file), {ops::RopeLayout::kHalves, QkNorm::kBeforeRope});
 }
 
 }  // namespace

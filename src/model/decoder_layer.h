@@ -1,0 +1,72 @@
+// The two residual sub-blocks every decoder in afm is made of, shared by the dense
+// architectures, afm-device and afm-server:
+//   attention: x += Wo · attend(q, K, V),  q/k/v from RMSNorm(x), optional biases, RoPE or none
+//              (NoPE), optional per-head QK-RMSNorm before or after RoPE, optional learned
+//              fake-int8 K/V, full causal or sliding-window; K/V come from this layer or, for
+//              KV-sharing layers, from another layer's cache.
+//   ffn:       x += down(silu(gate · RMSNorm(x)) * up · RMSNorm(x))
+//
+// Every step runs through the Workers (never serial code writing shared buffers), so a block
+// runs unchanged on a whole ThreadPool or on a ThreadTeam (one track of afm-server).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "model/kv_cache.h"
+#include "ops/matmul.h"
+#include "ops/matrix.h"
+#include "ops/rope.h"
+
+namespace afm::model {
+
+enum class QkNorm { kNone, kBeforeRope, kAfterRope };
+
+struct AttentionWeights {
+  std::vector<float> norm, q_norm, k_norm, q_bias, k_bias, v_bias;
+  ops::Matrix wq, wk, wv, wo;  // wk, wv empty when the layer reads another layer's K/V
+  float k_scale = 0, v_scale = 0;  // learned fake-int8 scales (0: none)
+  bool has_kv() const { return !wk.empty(); }
+};
+
+struct FfnWeights {
+  std::vector<float> norm;
+  ops::Matrix gate, up, down;
+};
+
+struct AttentionConfig {
+  int64_t n_embd, n_head, n_head_kv, head_dim;
+  float rms_eps, qk_eps;
+  const ops::Rope* rope = nullptr;  // null: no positional embedding
+  QkNorm qk_norm = QkNorm::kNone;
+  int64_t window = 0;  // 0: full causal attention
+};
+
+// Consecutive positions pos0 .. pos0 + tokens - 1 being processed.
+struct TokenSpan {
+  int64_t tokens, pos0;
+};
+
+// Activation buffers for up to n_batch tokens, sized once (a ThreadTeam never resizes).
+struct LayerScratch {
+  LayerScratch(const AttentionConfig& a, int64_t n_ff, int64_t n_batch, int64_t n_ctx,
+               int n_threads);
+  std::vector<float> h, q, k, v, attn, gate, up, scores;
+  std::vector<int32_t> positions;
+  ops::ActivationScratch act;
+};
+
+// x: (tokens, n_embd), updated in place. A layer with K/V writes them to cache layer
+// `kv_layer` first; every layer then attends to `kv_layer`'s cached positions.
+void attention_block(const AttentionConfig& c, const AttentionWeights& w, TokenSpan span,
+                     float* x, LayerScratch& s, KvCache& cache, int64_t kv_layer, Workers& pool);
+void ffn_block(const FfnWeights& w, int64_t n_embd, int64_t n_ff, float eps, TokenSpan span,
+               float* x, LayerScratch& s, Workers& pool);
+
+// Parallel helpers used by the blocks (rows split across the workers).
+void rms_norm_rows(const float* x, const std::vector<float>& weight, float eps, int64_t rows,
+                   int64_t n, float* y, Workers& pool);
+void add_rows(float* x, const float* y, int64_t n, Workers& pool);  // x += y
+
+}  // namespace afm::model
