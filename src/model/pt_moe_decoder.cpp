@@ -1,0 +1,289 @@
+#include "model/pt_moe_decoder.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/error.h"
+#include "base/thread_team.h"
+#include "model/kv_cache.h"
+#include "model/weights.h"
+#include "ops/embedding.h"
+
+namespace afm::model {
+namespace {
+
+constexpr const char* kArch = "afm-server";
+
+[[noreturn]] void bad(const gguf::File& f, const std::string& what) {
+  throw_error(ErrorCode::kFormat, f.path() + ": " + what);
+}
+
+HParams read_hparams(const gguf::File& file) {
+  HParams hp = read_decoder_hparams(file, kArch);
+  const gguf::TensorInfo& embd = file.get_tensor("token_embd.weight");
+  if (embd.shape.size() != 2 || embd.shape[0] != static_cast<uint64_t>(hp.n_embd)) {
+    bad(file, "token_embd.weight does not match embedding_length " + std::to_string(hp.n_embd));
+  }
+  hp.n_vocab = static_cast<int64_t>(embd.shape[1]);
+  return hp;
+}
+
+PtMoeParams read_params(const gguf::File& file, const HParams& hp) {
+  const std::string p = std::string(kArch) + ".";
+  PtMoeParams pt;
+  pt.tracks = read_count(file, p + "tracks");
+  pt.block_depth = read_count(file, p + "track_block_depth");
+  pt.n_expert = file.has(p + "expert_count") ? static_cast<int64_t>(file.get_u64(p + "expert_count")) : 0;
+  pt.moe_every = read_optional_count(file, p + "moe_every", 2);
+  pt.global_every = read_optional_count(file, p + "attention.global_every", 4);
+  pt.sliding_window = read_optional_count(file, p + "attention.sliding_window", 4096);
+  const std::string merge = file.has(p + "track_merge") ? file.get_string(p + "track_merge") : "mean";
+  if (merge != "mean") {
+    throw_error(ErrorCode::kUnsupported,
+                file.path() + ": track_merge '" + merge + "' is not supported (mean)");
+  }
+  // Bound every count by the tensors the file holds before anything is sized from it.
+  const uint64_t n_tensors = file.tensors().size();
+  if (static_cast<uint64_t>(pt.tracks) * hp.n_layer > n_tensors) {
+    bad(file, std::to_string(pt.tracks) + " tracks x " + std::to_string(hp.n_layer) +
+                  " layers exceed the file's " + std::to_string(n_tensors) + " tensors");
+  }
+  if (hp.n_layer % pt.block_depth != 0) {
+    bad(file, "block_count " + std::to_string(hp.n_layer) + " is not a multiple of " +
+                  "track_block_depth " + std::to_string(pt.block_depth));
+  }
+  if (pt.n_expert > 0) {
+    pt.n_expert_used = read_count(file, p + "expert_used_count");
+    pt.n_ff_exp = read_count(file, p + "expert_feed_forward_length");
+    if (pt.n_expert_used > pt.n_expert || pt.n_expert > (1 << 16)) {
+      bad(file, "expert_used_count " + std::to_string(pt.n_expert_used) + " / expert_count " +
+                    std::to_string(pt.n_expert) + " are inconsistent");
+    }
+  }
+  return pt;
+}
+
+std::string layer_prefix(int64_t track, int64_t layer) {
+  return "trk." + std::to_string(track) + ".blk." + std::to_string(layer) + ".";
+}
+
+float read_scale(const WeightLoader& w, const std::string& name) {
+  const std::vector<float> v = w.optional_vector(name, 1);
+  if (v.empty()) return 0;
+  if (!(v[0] > 0) || !std::isfinite(v[0])) {
+    throw_error(ErrorCode::kFormat, name + " = " + std::to_string(v[0]) + " is not a positive scale");
+  }
+  return v[0];
+}
+
+}  // namespace
+
+// One track's activations; caches for all T x L layers live in the State's KvCache.
+class PtMoeDecoder::TrackState {
+ public:
+  TrackState(const AttentionConfig& a, int64_t n_ff, const PtMoeParams& pt, const StateOptions& o)
+      : x(o.n_batch * a.n_embd),
+        layer(a, n_ff, o.n_batch, o.n_ctx, o.n_threads),
+        moe(o.n_batch, a.n_embd, std::max<int64_t>(pt.n_expert, 1), std::max<int64_t>(pt.n_expert_used, 1)) {}
+  std::vector<float> x;
+  LayerScratch layer;
+  MoeScratch moe;
+};
+
+class PtMoeDecoder::State : public SequenceState {
+ public:
+  State(const PtMoeDecoder& m, const StateOptions& o)
+      : SequenceState(o.n_ctx),
+        cache(cache_specs(m, o), m.hparams().n_head_kv, m.hparams().head_dim, o.kv_type),
+        n_batch(o.n_batch),
+        sequential_tracks(o.sequential_tracks),
+        x(o.n_batch * m.hparams().n_embd) {
+    const int64_t n_ff = std::max(m.hparams().n_ff, m.pt_.n_ff_exp);
+    for (int64_t t = 0; t < m.pt_.tracks; ++t) {
+      tracks.push_back(std::make_unique<TrackState>(m.attention_config(0), n_ff, m.pt_, o));
+    }
+  }
+  size_t kv_bytes() const override { return cache.bytes(); }
+  size_t kv_bytes_per_token() const override { return cache.bytes_per_token(); }
+  void advance(int64_t n) { n_past_ += n; }
+
+  static std::vector<KvLayerSpec> cache_specs(const PtMoeDecoder& m, const StateOptions& o) {
+    std::vector<KvLayerSpec> specs;
+    for (int64_t t = 0; t < m.pt_.tracks; ++t) {
+      for (int64_t n = 0; n < m.hparams().n_layer; ++n) {
+        const Layer& l = m.layers_[t * m.hparams().n_layer + n];
+        const int64_t cap = m.cache_capacity(n, o.n_ctx, o.n_batch);
+        specs.push_back({cap, cap < o.n_ctx, l.attn.k_scale, l.attn.v_scale});
+      }
+    }
+    return specs;
+  }
+
+  KvCache cache;
+  int64_t n_batch;
+  bool sequential_tracks;
+  std::vector<float> x;  // the merged state between track blocks
+  std::vector<std::unique_ptr<TrackState>> tracks;
+};
+
+PtMoeDecoder::PtMoeDecoder(std::shared_ptr<const gguf::File> file)
+    : Model(file, read_hparams(*file)),
+      pt_(read_params(*file, hparams())),
+      rope_(ops::RopeLayout::kAdjacent, hparams().rope_dims, hparams().rope_theta,
+            hparams().rope_freq_scale) {
+  const HParams& hp = hparams();
+  const WeightLoader w(*file);
+  token_embd_ = w.matrix("token_embd.weight", hp.n_vocab, hp.n_embd);
+  output_norm_ = w.vector("output_norm.weight", hp.n_embd);
+  for (int64_t t = 0; t < pt_.tracks; ++t) {
+    for (int64_t n = 0; n < hp.n_layer; ++n) layers_.push_back(load_layer(w, t, n));
+  }
+}
+
+PtMoeDecoder::Layer PtMoeDecoder::load_layer(const WeightLoader& w, int64_t track,
+                                             int64_t n) const {
+  const HParams& hp = hparams();
+  const int64_t q_dim = hp.n_head * hp.head_dim, kv_dim = hp.n_head_kv * hp.head_dim;
+  const std::string p = layer_prefix(track, n);
+  Layer l;
+  l.attn.norm = w.vector(p + "attn_norm.weight", hp.n_embd);
+  l.attn.wq = w.matrix(p + "attn_q.weight", q_dim, hp.n_embd);
+  l.attn.wk = w.matrix(p + "attn_k.weight", kv_dim, hp.n_embd);
+  l.attn.wv = w.matrix(p + "attn_v.weight", kv_dim, hp.n_embd);
+  l.attn.wo = w.matrix(p + "attn_output.weight", hp.n_embd, q_dim);
+  l.attn.q_norm = w.vector(p + "attn_q_norm.weight", hp.head_dim);
+  l.attn.k_norm = w.vector(p + "attn_k_norm.weight", hp.head_dim);
+  l.attn.k_scale = read_scale(w, p + "attn_k_scale.weight");
+  l.attn.v_scale = read_scale(w, p + "attn_v_scale.weight");
+  if (is_moe(n)) {
+    l.moe.norm = w.vector(p + "ffn_norm.weight", hp.n_embd);
+    l.moe.n_expert = pt_.n_expert;
+    l.moe.n_used = pt_.n_expert_used;
+    l.moe.n_ff_exp = pt_.n_ff_exp;
+    l.moe.router = w.matrix(p + "ffn_gate_inp.weight", pt_.n_expert, hp.n_embd);
+    l.moe.gate_exps = w.stacked_matrix(p + "ffn_gate_exps.weight", pt_.n_expert, pt_.n_ff_exp, hp.n_embd);
+    l.moe.up_exps = w.stacked_matrix(p + "ffn_up_exps.weight", pt_.n_expert, pt_.n_ff_exp, hp.n_embd);
+    l.moe.down_exps = w.stacked_matrix(p + "ffn_down_exps.weight", pt_.n_expert, hp.n_embd, pt_.n_ff_exp);
+  } else {
+    l.ffn.norm = w.vector(p + "ffn_norm.weight", hp.n_embd);
+    l.ffn.gate = w.matrix(p + "ffn_gate.weight", hp.n_ff, hp.n_embd);
+    l.ffn.up = w.matrix(p + "ffn_up.weight", hp.n_ff, hp.n_embd);
+    l.ffn.down = w.matrix(p + "ffn_down.weight", hp.n_embd, hp.n_ff);
+  }
+  return l;
+}
+
+AttentionConfig PtMoeDecoder::attention_config(int64_t layer) const {
+  const HParams& hp = hparams();
+  AttentionConfig c{hp.n_embd, hp.n_head, hp.n_head_kv, hp.head_dim, hp.rms_eps, hp.qk_norm_eps};
+  c.qk_norm = QkNorm::kAfterRope;
+  if (!is_global(layer)) {
+    c.rope = &rope_;
+    c.window = pt_.sliding_window;
+  }
+  return c;
+}
+
+int64_t PtMoeDecoder::cache_capacity(int64_t layer, int64_t n_ctx, int64_t n_batch) const {
+  if (is_global(layer)) return n_ctx;
+  // A batch writes all its positions before attending: the ring must hold the window of its
+  // first query plus the rest of the batch.
+  return std::min(n_ctx, pt_.sliding_window + n_batch - 1);
+}
+
+std::unique_ptr<SequenceState> PtMoeDecoder::new_state(const StateOptions& options) const {
+  AFM_CHECK(options.n_ctx > 0 && options.n_batch > 0);
+  return std::make_unique<State>(*this, options);
+}
+
+void PtMoeDecoder::run_track_block(State& s, int64_t track, int64_t block, TokenSpan span,
+                                   Workers& w) const {
+  const HParams& hp = hparams();
+  TrackState& ts = *s.tracks[track];
+  const int64_t n_values = span.tokens * hp.n_embd;
+  parallel_for(w, n_values, [&](int64_t b, int64_t e) {
+    std::copy(s.x.data() + b, s.x.data() + e, ts.x.data() + b);
+  }, 8192);
+  for (int64_t t = 0; t < span.tokens; ++t) ts.layer.positions[t] = static_cast<int32_t>(span.pos0 + t);
+  for (int64_t n = block * pt_.block_depth; n < (block + 1) * pt_.block_depth; ++n) {
+    const Layer& l = layers_[track * hp.n_layer + n];
+    attention_block(attention_config(n), l.attn, span, ts.x.data(), ts.layer, s.cache,
+                    track * hp.n_layer + n, w);
+    if (is_moe(n)) {
+      moe_block(l.moe, hp.n_embd, hp.rms_eps, span, ts.x.data(), ts.layer, ts.moe, w);
+    } else {
+      ffn_block(l.ffn, hp.n_embd, hp.n_ff, hp.rms_eps, span, ts.x.data(), ts.layer, w);
+    }
+  }
+}
+
+void PtMoeDecoder::run_block(State& s, int64_t block, TokenSpan span, Workers& pool) const {
+  const int64_t n_tracks = pt_.tracks;
+  if (s.sequential_tracks || n_tracks == 1 || pool.size() < n_tracks) {
+    for (int64_t t = 0; t < n_tracks; ++t) run_track_block(s, t, block, span, pool);
+  } else {
+    std::vector<std::unique_ptr<TeamBarrier>> barriers;
+    for (int64_t t = 0; t < n_tracks; ++t) {
+      const Range team = split_range(pool.size(), static_cast<int>(t), static_cast<int>(n_tracks));
+      barriers.push_back(std::make_unique<TeamBarrier>(static_cast<int>(team.end - team.begin)));
+    }
+    pool.run([&](int thread, int count) {
+      const TeamSeat seat = team_seat(thread, count, n_tracks);
+      ThreadTeam team(*barriers[seat.team], seat.member);
+      run_track_block(s, seat.team, block, span, team);
+    });
+  }
+  // Merge: the mean of the tracks' outputs.
+  const int64_t n_values = span.tokens * hparams().n_embd;
+  const float inv = 1.0f / static_cast<float>(n_tracks);
+  parallel_for(pool, n_values, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      float sum = 0;
+      for (int64_t t = 0; t < n_tracks; ++t) sum += s.tracks[t]->x[i];
+      s.x[i] = sum * inv;
+    }
+  }, 8192);
+}
+
+void PtMoeDecoder::forward(SequenceState& state, std::span<const int32_t> tokens, LogitRows rows,
+                           float* logits, Workers& pool) const {
+  State& s = static_cast<State&>(state);
+  const HParams& hp = hparams();
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  AFM_CHECK(n > 0 && n <= s.n_batch && s.n_past() + n <= s.n_ctx());
+  const TokenSpan span{n, s.n_past()};
+  ops::embed_tokens(token_embd_, tokens, s.x.data());
+  for (int64_t b = 0; b < hp.n_layer / pt_.block_depth; ++b) run_block(s, b, span, pool);
+  s.advance(n);
+  if (rows == LogitRows::kNone) return;
+  const int64_t n_out = rows == LogitRows::kLast ? 1 : n;
+  LayerScratch& scratch = s.tracks[0]->layer;
+  rms_norm_rows(s.x.data() + (n - n_out) * hp.n_embd, output_norm_, hp.rms_eps, n_out, hp.n_embd,
+                scratch.h.data(), pool);
+  ops::Activations final_hidden(scratch.h.data(), n_out, hp.n_embd, scratch.act);
+  ops::matmul(final_hidden, token_embd_, logits, pool);
+}
+
+std::string PtMoeDecoder::describe() const {
+  const HParams& hp = hparams();
+  std::string s = "parallel-track moe: " + std::to_string(pt_.tracks) + " tracks x " +
+                  std::to_string(hp.n_layer) + " layers, track blocks of " +
+                  std::to_string(pt_.block_depth) + " (" + std::to_string(hp.n_layer / pt_.block_depth) +
+                  " merges by mean per step)";
+  s += "\nlayers: " + std::to_string(hp.n_head) + " heads (" + std::to_string(hp.n_head_kv) +
+       " kv) x " + std::to_string(hp.head_dim) + ", qk-norm after rope, tied output";
+  s += "\nattention: every " + std::to_string(pt_.global_every) +
+       "th layer global (full causal, NoPE), the others local (sliding window " +
+       std::to_string(pt_.sliding_window) + ", rope adjacent pairs, theta " +
+       std::to_string(static_cast<int64_t>(hp.rope_theta)) + ")";
+  if (pt_.n_expert > 0) {
+    s += "\nmoe: every " + std::to_string(pt_.moe_every) + "th layer, " +
+         std::to_string(pt_.n_expert) + " experts, top-" + std::to_string(pt_.n_expert_used) +
+         ", expert ffn " + std::to_string(pt_.n_ff_exp) + "; dense ffn " + std::to_string(hp.n_ff);
+  } else {
+    s += "\nmoe: none; dense ffn " + std::to_string(hp.n_ff);
+  }
+  return s;
+}
+
+}  // namespace afm::model
