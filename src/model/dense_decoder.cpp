@@ -207,6 +207,15 @@ std::string DenseDecoder::describe() const {
   return s;
 }
 
+ModelLayout DenseDecoder::layout() const {
+  ModelLayout m;
+  m.kv_layers = block1_layers_;
+  for (int64_t i = 0; i < hparams().n_layer; ++i) {
+    m.layers.push_back({i < block1_layers_ ? "causal" : "shared-kv", "dense", layers_[i].kv_layer});
+  }
+  return m;
+}
+
 std::unique_ptr<Model> load_dense_decoder(std::shared_ptr<const gguf::File> file,
                                           const DenseOptions& options) {
   return std::make_unique<DenseDecoder>(std::move(file), options);

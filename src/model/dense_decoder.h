@@ -32,6 +32,7 @@ class DenseDecoder : public Model {
   void forward(SequenceState& state, std::span<const int32_t> tokens, LogitRows rows,
                float* logits, Workers& pool) const override;
   std::string describe() const override;
+  ModelLayout layout() const override;
 
   int64_t kv_layers() const { return block1_layers_; }
 

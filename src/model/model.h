@@ -10,6 +10,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "base/thread_pool.h"
 #include "gguf/reader.h"
@@ -47,6 +48,20 @@ class SequenceState {
   int64_t n_ctx_;
 };
 
+// How an architecture arranges its layers, for `afm info` and tests (one entry per layer of one
+// track; all tracks of a Parallel-Track model share the arrangement).
+struct LayerPlan {
+  std::string attention;  // "causal", "local" (sliding window + RoPE), "global" (NoPE), "shared-kv"
+  std::string ffn;        // "dense" or "moe"
+  int64_t kv_layer = 0;   // the layer whose K/V it attends to
+};
+struct ModelLayout {
+  int64_t tracks = 1, track_block_depth = 0;  // depth 0: a single stack
+  int64_t kv_layers = 0;                       // layers per track that cache K/V
+  int64_t experts = 0, experts_used = 0, sliding_window = 0;
+  std::vector<LayerPlan> layers;
+};
+
 // Which positions of a forward() batch need logits (kNone: an intermediate prefill chunk).
 enum class LogitRows { kNone, kLast, kAll };
 
@@ -67,6 +82,7 @@ class Model {
 
   // One line per architecture feature for `afm info` ("rope: halves, theta 1e6", ...).
   virtual std::string describe() const = 0;
+  virtual ModelLayout layout() const = 0;
 
  protected:
   Model(std::shared_ptr<const gguf::File> file, HParams hparams)

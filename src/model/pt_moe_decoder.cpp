@@ -264,6 +264,20 @@ void PtMoeDecoder::forward(SequenceState& state, std::span<const int32_t> tokens
   ops::matmul(final_hidden, token_embd_, logits, pool);
 }
 
+ModelLayout PtMoeDecoder::layout() const {
+  ModelLayout m;
+  m.tracks = pt_.tracks;
+  m.track_block_depth = pt_.block_depth;
+  m.kv_layers = hparams().n_layer;
+  m.experts = pt_.n_expert;
+  m.experts_used = pt_.n_expert_used;
+  m.sliding_window = pt_.sliding_window;
+  for (int64_t n = 0; n < hparams().n_layer; ++n) {
+    m.layers.push_back({is_global(n) ? "global" : "local", is_moe(n) ? "moe" : "dense", n});
+  }
+  return m;
+}
+
 std::string PtMoeDecoder::describe() const {
   const HParams& hp = hparams();
   std::string s = "parallel-track moe: " + std::to_string(pt_.tracks) + " tracks x " +
@@ -272,12 +286,12 @@ std::string PtMoeDecoder::describe() const {
                   " merges by mean per step)";
   s += "\nlayers: " + std::to_string(hp.n_head) + " heads (" + std::to_string(hp.n_head_kv) +
        " kv) x " + std::to_string(hp.head_dim) + ", qk-norm after rope, tied output";
-  s += "\nattention: every " + std::to_string(pt_.global_every) +
-       "th layer global (full causal, NoPE), the others local (sliding window " +
+  s += "\nattention: 1 global layer (full causal, NoPE) in every " +
+       std::to_string(pt_.global_every) + ", the others local (sliding window " +
        std::to_string(pt_.sliding_window) + ", rope adjacent pairs, theta " +
        std::to_string(static_cast<int64_t>(hp.rope_theta)) + ")";
   if (pt_.n_expert > 0) {
-    s += "\nmoe: every " + std::to_string(pt_.moe_every) + "th layer, " +
+    s += "\nmoe: 1 layer in every " + std::to_string(pt_.moe_every) + ", " +
          std::to_string(pt_.n_expert) + " experts, top-" + std::to_string(pt_.n_expert_used) +
          ", expert ffn " + std::to_string(pt_.n_ff_exp) + "; dense ffn " + std::to_string(hp.n_ff);
   } else {

@@ -30,6 +30,7 @@ class PtMoeDecoder : public Model {
   void forward(SequenceState& state, std::span<const int32_t> tokens, LogitRows rows,
                float* logits, Workers& pool) const override;
   std::string describe() const override;
+  ModelLayout layout() const override;
 
   const PtMoeParams& params() const { return pt_; }
   bool is_global(int64_t layer) const { return (layer + 1) % pt_.global_every == 0; }
