@@ -1,5 +1,6 @@
 #include "hf/arch.h"
 
+#include <algorithm>
 #include <map>
 #include <regex>
 
@@ -8,23 +9,49 @@
 namespace afm::hf {
 
 namespace {
-std::map<std::string, ArchSpec>& registry() {
-  static std::map<std::string, ArchSpec> archs;
+std::vector<ArchSpec>& registry() {
+  static std::vector<ArchSpec> archs;
   return archs;
+}
+
+// "LlamaForCausalLM, ...; model_type: afm7, llama, ..." for error messages.
+std::string known_archs() {
+  std::string names, types;
+  for (const ArchSpec& a : registry()) {
+    if (!a.hf_name.empty()) names += (names.empty() ? "" : ", ") + a.hf_name;
+    types += (types.empty() ? "" : ", ") + a.model_type;
+  }
+  return names + "; model_type: " + types;
+}
+
+const ArchSpec& find_by(std::string ArchSpec::*field, const std::string& value,
+                        const std::string& what) {
+  if (!value.empty()) {
+    for (const ArchSpec& a : registry()) {
+      if (a.*field == value) return a;
+    }
+  }
+  throw_error(ErrorCode::kUnsupported,
+              "unsupported " + what + " '" + value + "' (supported: " + known_archs() + ")");
 }
 }  // namespace
 
-void register_arch(ArchSpec spec) { registry()[spec.hf_name] = std::move(spec); }
+void register_arch(ArchSpec spec) {
+  std::vector<ArchSpec>& archs = registry();
+  archs.push_back(std::move(spec));
+  std::sort(archs.begin(), archs.end(),
+            [](const ArchSpec& a, const ArchSpec& b) { return a.model_type < b.model_type; });
+}
 
-const ArchSpec& find_arch(const std::string& hf_name) {
-  auto it = registry().find(hf_name);
-  if (it == registry().end()) {
-    std::string known;
-    for (const auto& [name, spec] : registry()) known += (known.empty() ? "" : ", ") + name;
-    throw_error(ErrorCode::kUnsupported,
-                "unsupported architecture '" + hf_name + "' (supported: " + known + ")");
+const ArchSpec& find_arch(const HfConfig& config) {
+  if (config.has("architectures")) {
+    return find_by(&ArchSpec::hf_name, config.architecture(), "architecture");
   }
-  return it->second;
+  if (config.has("model_type")) {
+    return find_by(&ArchSpec::model_type, config.get_string("model_type", ""), "model_type");
+  }
+  throw_error(ErrorCode::kFormat,
+              config.path() + ": neither 'architectures' nor 'model_type' is set");
 }
 
 void write_llama_family_hparams(const HfConfig& c, const std::string& arch, gguf::Writer& w) {
@@ -105,6 +132,18 @@ std::optional<TensorPlan> plan_llama_family_tensor(const std::string& name) {
     }
   }
   throw_error(ErrorCode::kUnsupported, "unexpected tensor '" + name + "' for this architecture");
+}
+
+std::vector<std::string> llama_family_required_tensors(const HfConfig& c) {
+  std::vector<std::string> names = {"token_embd.weight", "output_norm.weight"};
+  if (!c.get_bool("tie_word_embeddings", false)) names.push_back("output.weight");
+  const uint64_t layers = c.get_uint("num_hidden_layers");
+  for (uint64_t i = 0; i < layers; ++i) {
+    for (const char* part : {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_up", "ffn_down"}) {
+      names.push_back("blk." + std::to_string(i) + "." + part + ".weight");
+    }
+  }
+  return names;
 }
 
 }  // namespace afm::hf

@@ -1,6 +1,6 @@
-// How one Hugging Face architecture maps onto a GGUF architecture: hyperparameter keys and
-// tensor names. Each architecture registers itself from its own file (arch_<name>.cpp), so
-// adding one touches no central switch.
+// How one Hugging Face (or mlx-lm) architecture maps onto a GGUF architecture: hyperparameter
+// keys, tensor names and the tensors a complete model must have. Each architecture registers
+// itself from its own file (arch_<name>.cpp), so adding one touches no central switch.
 #pragma once
 
 #include <optional>
@@ -12,31 +12,44 @@
 
 namespace afm::hf {
 
-// How the converter must treat one source tensor.
+// One GGUF tensor made from one source tensor. A source tensor may yield several (afm7's fused
+// qkv_proj is split by rows into attn_q / attn_k / attn_v).
 struct TensorPlan {
   std::string gguf_name;
   bool permute_rows_for_rope = false;  // llama's q/k: HF rotate-half -> interleaved pairs
   uint64_t permute_heads = 0;          // head count for that permutation
+  // Rows [row_begin, row_begin + row_count) of the source's first dimension; row_count 0 means
+  // every row. The converter checks the range lies inside the tensor.
+  uint64_t row_begin = 0;
+  uint64_t row_count = 0;
 };
 
 struct ArchSpec {
-  std::string hf_name;    // "LlamaForCausalLM"
-  std::string gguf_arch;  // "llama"
-  // Writes {arch}.* hyperparameters.
+  std::string hf_name;     // config "architectures"[0], e.g. "LlamaForCausalLM"; "" if none
+  std::string model_type;  // config "model_type", e.g. "llama", used when "architectures" is absent
+  std::string gguf_arch;   // "llama"
+  // Writes {arch}.* hyperparameters; throws naming a missing or inconsistent config key.
   void (*write_hparams)(const HfConfig& config, const std::string& arch, gguf::Writer& writer);
-  // Maps an HF tensor name to its plan; nullopt for tensors the format drops (rotary caches);
-  // throws Error(kUnsupported) naming a tensor it does not know.
-  std::optional<TensorPlan> (*plan_tensor)(const HfConfig& config, const std::string& hf_name);
+  // The GGUF tensors made from one source tensor: empty for tensors the format drops (rotary
+  // caches). Throws Error(kUnsupported) naming a tensor it does not know.
+  std::vector<TensorPlan> (*plan_tensor)(const HfConfig& config, const std::string& src_name);
+  // GGUF tensors a complete model has; the converter reports the first one missing.
+  std::vector<std::string> (*required_tensors)(const HfConfig& config);
 };
 
 void register_arch(ArchSpec spec);
-// Error(kUnsupported) naming the architecture and listing the known ones.
-const ArchSpec& find_arch(const std::string& hf_name);
+// The spec for a config: by "architectures"[0] when that field exists, else by "model_type"
+// (mlx-lm folders carry only the latter). Error(kUnsupported) naming the architecture and
+// listing the known ones; Error(kFormat) when the config has neither field.
+const ArchSpec& find_arch(const HfConfig& config);
 
-// Shared by the Llama-family architectures.
+// Shared by the Llama-family architectures (keys from transformers' config names).
 void write_llama_family_hparams(const HfConfig& config, const std::string& arch,
                                 gguf::Writer& writer);
 std::optional<TensorPlan> plan_llama_family_tensor(const std::string& hf_name);
+// token_embd, output_norm, output (unless tie_word_embeddings) and per layer q/k/v/output and
+// ffn up/down.
+std::vector<std::string> llama_family_required_tensors(const HfConfig& config);
 
 }  // namespace afm::hf
 

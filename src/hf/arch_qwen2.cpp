@@ -4,13 +4,16 @@
 namespace afm::hf {
 namespace {
 
-std::optional<TensorPlan> plan(const HfConfig&, const std::string& name) {
-  return plan_llama_family_tensor(name);
+std::vector<TensorPlan> plan(const HfConfig&, const std::string& name) {
+  std::optional<TensorPlan> p = plan_llama_family_tensor(name);
+  if (!p) return {};
+  return {*p};
 }
 
 }  // namespace
 
 AFM_REGISTER_HF_ARCH(qwen2,
-                     ArchSpec{"Qwen2ForCausalLM", "qwen2", write_llama_family_hparams, plan});
+                     ArchSpec{"Qwen2ForCausalLM", "qwen2", "qwen2", write_llama_family_hparams,
+                              plan, llama_family_required_tensors});
 
 }  // namespace afm::hf

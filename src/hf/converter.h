@@ -1,5 +1,6 @@
 // `afm convert`: a Hugging Face model folder (config.json, *.safetensors, tokenizer.json,
-// tokenizer_config.json) to one GGUF file that llama.cpp and afm both run.
+// tokenizer_config.json) to one GGUF file that llama.cpp and afm both run. mlx-lm folders
+// (afm7) have the same layout; their config names the model by "model_type" only.
 #pragma once
 
 #include <string>
@@ -15,8 +16,8 @@ struct ConvertOptions {
 };
 
 struct ConvertResult {
-  std::string architecture;  // GGUF name
-  uint64_t tensor_count = 0;
+  std::string architecture;   // GGUF name
+  uint64_t tensor_count = 0;  // GGUF tensors written
   uint64_t tensor_bytes = 0;
 };
 

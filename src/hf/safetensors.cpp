@@ -138,6 +138,7 @@ void SafetensorsFile::parse_all(std::span<const uint8_t> bytes) {
   std::span<const uint8_t> data = bytes.subspan(8 + header_len);
   for (const auto& [name, entry] : j.items()) {
     if (name == "__metadata__") {
+      if (entry.is_null()) continue;  // mlx's save_safetensors writes null when there is none
       if (!entry.is_object()) fail(context_, "__metadata__ is not an object");
       for (const auto& [k, v] : entry.items()) {
         if (!v.is_string()) fail(context_, "__metadata__ value '" + k + "' is not a string");

@@ -2,7 +2,8 @@
 //
 // Format: u64 little-endian header length N, N bytes of JSON
 // {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, "__metadata__": {..}},
-// then the data section; offsets are relative to it.
+// then the data section; offsets are relative to it. "__metadata__" may be null (mlx writes
+// that); shape [] is a scalar of one element.
 // Contract: parse()/open() check the header length (<= 100 MB and inside the file), the JSON,
 // every field's type, dtypes, shapes (product overflow), that end - begin equals the size the
 // dtype and shape need, that ranges lie inside the data section and do not overlap, and

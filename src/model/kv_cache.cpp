@@ -14,10 +14,11 @@ size_t elem_bytes(ops::KvType type) {
   return type == ops::KvType::kF32 ? 4 : type == ops::KvType::kF16 ? 2 : 1;
 }
 
-int8_t quantize_int8(float x, float inv_scale) {
-  // nearbyint rounds half to even, as mlx's round does. NaN (from a broken model) maps to 0
-  // rather than into an undefined float-to-int conversion.
-  const float r = std::nearbyint(x * inv_scale);
+// x / scale (a division, as afm7 computes it: x * (1 / scale) can differ by an ulp at a tie),
+// rounded half to even like mlx's round. NaN (from a broken model) maps to 0 rather than into
+// an undefined float-to-int conversion.
+int8_t quantize_int8(float x, float scale) {
+  const float r = std::nearbyint(x / scale);
   if (std::isnan(r)) return 0;
   return static_cast<int8_t>(std::clamp(r, -128.0f, 127.0f));
 }
@@ -30,16 +31,18 @@ float quantize_row(const float* x, int64_t n, float fixed, int8_t* q) {
     for (int64_t i = 0; i < n; ++i) amax = std::max(amax, std::fabs(x[i]));
     scale = amax / 127.0f;
   }
-  const float inv = scale > 0 ? 1.0f / scale : 0.0f;
-  for (int64_t i = 0; i < n; ++i) q[i] = quantize_int8(x[i], inv);
+  if (!(scale > 0) || !std::isfinite(scale)) {  // all zeros, or NaN / inf in the row
+    std::fill_n(q, n, int8_t{0});
+    return scale;
+  }
+  for (int64_t i = 0; i < n; ++i) q[i] = quantize_int8(x[i], scale);
   return scale;
 }
 
 }  // namespace
 
 void fake_quantize_int8(float* x, int64_t n, float scale) {
-  const float inv = 1.0f / scale;
-  for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(quantize_int8(x[i], inv)) * scale;
+  for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(quantize_int8(x[i], scale)) * scale;
 }
 
 KvCache::KvCache(std::vector<KvLayerSpec> layers, int64_t n_head_kv, int64_t head_dim,

@@ -51,6 +51,20 @@ TEST(Safetensors, ParsesTensorsAndMetadata) {
   EXPECT_EQ(f.tensors()[1].data.size(), 6u);
 }
 
+// mlx's save_safetensors writes "__metadata__": null when given none, and 0-dim scalars.
+TEST(Safetensors, AcceptsNullMetadataAndScalars) {
+  const std::string header =
+      R"({"__metadata__":null,"s":{"dtype":"F32","shape":[],"data_offsets":[0,4]}})";
+  std::vector<uint8_t> bytes = make_file(header, 4);
+  SafetensorsFile f = SafetensorsFile::parse(bytes, "x.safetensors");
+  EXPECT_TRUE(f.metadata().empty());
+  ASSERT_EQ(f.tensors().size(), 1u);
+  EXPECT_TRUE(f.tensors()[0].shape.empty());
+  EXPECT_EQ(f.tensors()[0].n_elements(), 1u);
+  EXPECT_EQ(f.tensors()[0].data.size(), 4u);
+  expect_error(R"({"__metadata__":[]})", 0, "__metadata__ is not an object");
+}
+
 TEST(Safetensors, RejectsMalformedHeaders) {
   expect_error("{not json", 0, "not valid JSON");
   expect_error("[1,2]", 0, "not a JSON object");

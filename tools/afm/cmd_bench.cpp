@@ -24,6 +24,7 @@ struct BenchArgs {
   int64_t n_prompt = 512, n_gen = 128;
   int repetitions = 3;
   bool json = false;
+  bool full_prefill = false, sequential_tracks = false;
 };
 
 struct Result {
@@ -74,6 +75,8 @@ void run_bench(const BenchArgs& a) {
   model::ContextOptions opts = context_options(a.engine);
   opts.n_ctx = std::max<int64_t>(opts.n_ctx, a.n_prompt + a.n_gen + 1);
   opts.n_batch = std::max<int64_t>(a.n_prompt, 1);
+  opts.full_prefill = a.full_prefill;
+  opts.sequential_tracks = a.sequential_tracks;
   model::Context ctx(e.model, opts);
   std::vector<Result> results;
   if (a.n_prompt > 0) {
@@ -103,7 +106,12 @@ void run_bench(const BenchArgs& a) {
     nlohmann::json j = {{"model", a.engine.model}, {"arch", e.model->hparams().arch},
                         {"type", type}, {"size_bytes", bytes}, {"params", params},
                         {"threads", ctx.n_threads()}, {"isa", isa},
-                        {"rss_bytes", resident_set_bytes()}};
+                        {"rss_bytes", resident_set_bytes()}, {"n_ctx", ctx.n_ctx()},
+                        {"kv_type", ops::kv_type_name(opts.kv_type)},
+                        {"kv_bytes", ctx.state().kv_bytes()},
+                        {"kv_bytes_per_token", ctx.state().kv_bytes_per_token()},
+                        {"full_prefill", a.full_prefill},
+                        {"sequential_tracks", a.sequential_tracks}};
     for (const Result& r : results) {
       j["results"].push_back({{"test", r.test}, {"tokens_per_second", r.mean_tps()},
                               {"stddev", r.stddev_tps()}, {"seconds", r.seconds}});
@@ -119,6 +127,9 @@ void run_bench(const BenchArgs& a) {
                 e.model->hparams().arch.c_str(), bytes / 1048576.0, params / 1e6, type.c_str(),
                 ctx.n_threads(), isa.c_str(), r.test.c_str(), r.mean_tps(), r.stddev_tps());
   }
+  std::printf("KV cache (%s, %lld positions): %.2f MiB, %zu bytes per further token\n",
+              ops::kv_type_name(opts.kv_type), static_cast<long long>(ctx.n_ctx()),
+              ctx.state().kv_bytes() / 1048576.0, ctx.state().kv_bytes_per_token());
 }
 
 void setup_bench(CLI::App& root) {
@@ -132,6 +143,10 @@ void setup_bench(CLI::App& root) {
   cmd->add_option("-r,--repetitions", a->repetitions, "Repetitions per test")
       ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_flag("--json", a->json, "Print the results as JSON");
+  cmd->add_flag("--full-prefill", a->full_prefill,
+                "Run every layer on every prompt position (disables afm-device's Block-2 skip)");
+  cmd->add_flag("--sequential-tracks", a->sequential_tracks,
+                "Run afm-server's tracks one after another instead of concurrently");
   cmd->callback([a] { run_bench(*a); });
 }
 
