@@ -67,10 +67,11 @@ void ProgressBar::draw(bool final_line) {
       rate > 0 ? static_cast<double>(total_ - (done_ < total_ ? done_ : total_)) / rate : 0;
   std::string bar(static_cast<size_t>(filled), '#');
   bar.append(static_cast<size_t>(kWidth - filled), ' ');
-  std::fprintf(stderr, "\r%s [%s] %3d%% %s/%s %s/s ETA %.0fs%s", label_.c_str(), bar.c_str(),
-               static_cast<int>(frac * 100), format_amount(static_cast<double>(done_)).c_str(),
+  std::fprintf(stderr, "\r%s [%s] %3d%% %s/%s %s/s ETA %.0fs%s%s\033[K%s", label_.c_str(),
+               bar.c_str(), static_cast<int>(frac * 100),
+               format_amount(static_cast<double>(done_)).c_str(),
                format_amount(static_cast<double>(total_)).c_str(), format_amount(rate).c_str(), eta,
-               final_line ? "\n" : "");
+               detail_.empty() ? "" : " ", detail_.c_str(), final_line ? "\n" : "");
   std::fflush(stderr);
 }
 

@@ -20,6 +20,8 @@ class ProgressBar {
 
   void update(uint64_t done);
   void advance(uint64_t delta) { update(done_ + delta); }
+  // Text drawn after the ETA (for example "loss 3.21 41k tok/s MFU 38%"); kept until changed.
+  void set_detail(std::string detail) { detail_ = std::move(detail); }
   void finish();
 
  private:
@@ -27,6 +29,7 @@ class ProgressBar {
   std::string format_amount(double v) const;
 
   std::string label_;
+  std::string detail_;
   uint64_t total_;
   Unit unit_;
   uint64_t done_ = 0;

@@ -11,6 +11,7 @@
 #include "hf/arch.h"
 #include "hf/safetensors.h"
 #include "hf/tensor_convert.h"
+#include "quant/tensor_encode.h"
 #include "tokenizer/gguf_export.h"
 
 namespace afm::hf {
@@ -18,23 +19,6 @@ namespace afm::hf {
 namespace {
 
 namespace fs = std::filesystem;
-
-// llama.cpp's general.file_type numbering (LLAMA_FTYPE_*).
-uint32_t file_type(gguf::TensorType t) {
-  switch (t) {
-    case gguf::TensorType::kF32:
-      return 0;
-    case gguf::TensorType::kF16:
-      return 1;
-    case gguf::TensorType::kQ4_0:
-      return 2;
-    case gguf::TensorType::kQ8_0:
-      return 7;
-    case gguf::TensorType::kBF16:
-      return 32;
-  }
-  return 0;
-}
 
 std::string read_optional(const fs::path& p) {
   return fs::exists(p) ? read_file_to_string(p.string()) : std::string();
@@ -46,7 +30,7 @@ void write_general(const HfConfig& config, const ArchSpec& arch, const ConvertOp
   std::string name = fs::path(opt.hf_dir).filename().string();
   if (name.empty()) name = fs::path(opt.hf_dir).parent_path().filename().string();
   w.set("general.name", gguf::Value(name));
-  w.set("general.file_type", gguf::Value(file_type(opt.type)));
+  w.set("general.file_type", gguf::Value(quant::llama_file_type(opt.type)));
   w.set("general.quantization_version", gguf::Value(uint32_t{2}));
 }
 

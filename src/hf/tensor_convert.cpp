@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "base/half.h"
 #include "quant/block_formats.h"
+#include "quant/tensor_encode.h"
 
 namespace afm::hf {
 
@@ -56,26 +57,7 @@ std::vector<float> permute_rope_rows(const std::vector<float>& x, uint64_t rows,
 }
 
 void encode(const std::vector<float>& x, gguf::TensorType type, std::vector<uint8_t>& out) {
-  const auto traits = gguf::tensor_type_traits(type);
-  const size_t n = x.size();
-  out.resize(n / traits.block_elements * traits.block_bytes);
-  switch (type) {
-    case gguf::TensorType::kF32:
-      std::memcpy(out.data(), x.data(), n * 4);
-      break;
-    case gguf::TensorType::kF16:
-      quant::convert_row_f32_to_f16(x.data(), reinterpret_cast<uint16_t*>(out.data()), n);
-      break;
-    case gguf::TensorType::kBF16:
-      quant::convert_row_f32_to_bf16(x.data(), reinterpret_cast<uint16_t*>(out.data()), n);
-      break;
-    case gguf::TensorType::kQ8_0:
-      quant::quantize_row_q8_0(x.data(), reinterpret_cast<quant::BlockQ8_0*>(out.data()), n);
-      break;
-    case gguf::TensorType::kQ4_0:
-      quant::quantize_row_q4_0(x.data(), reinterpret_cast<quant::BlockQ4_0*>(out.data()), n);
-      break;
-  }
+  quant::encode_tensor(x.data(), x.size(), type, out);
 }
 
 }  // namespace afm::hf

@@ -1,6 +1,7 @@
 """Regenerates tests/data/model/fuzz_corpus/: tiny but complete models (qwen2 with biases,
-qwen3 with QK-norm; f32, f16 and q8_0 weights) written with ggml's `gguf` package, the seeds
-of fuzz/model_load_fuzz.cpp. Run from the repository root:
+qwen3 with QK-norm; f32, f16 and q8_0 weights; afm-device with KV sharing and learned int8
+scales; afm-server with two tracks, a MoE layer and a sliding window) written with ggml's
+`gguf` package, the seeds of fuzz/model_load_fuzz.cpp. Run from the repository root:
     .venv/bin/python tests/oracle/make_model_fuzz_corpus.py
 """
 import os
@@ -11,11 +12,14 @@ import gguf
 OUT = "tests/data/model/fuzz_corpus"
 
 
-def write(path, arch, wtype):
+E, FF, HEADS, KV_HEADS, HD, VOCAB = 32, 64, 2, 1, 16, 6
+
+
+def write(path, arch, wtype, layers=1):
     rng = np.random.default_rng(1)
-    e, ff, heads, kv_heads, hd, vocab = 32, 64, 2, 1, 16, 6
+    e, ff, heads, kv_heads, hd, vocab = E, FF, HEADS, KV_HEADS, HD, VOCAB
     w = gguf.GGUFWriter(path, arch)
-    w.add_block_count(1)
+    w.add_block_count(layers)
     w.add_embedding_length(e)
     w.add_feed_forward_length(ff)
     w.add_head_count(heads)
@@ -41,6 +45,69 @@ def write(path, arch, wtype):
     vec = lambda name, n: w.add_tensor(name, np.ones(n, np.float32))
     mat("token_embd.weight", vocab, e)
     vec("output_norm.weight", e)
+    if arch == "afm-device":
+        afm_device_layers(w, mat, vec)
+    elif arch == "afm-server":
+        afm_server_layers(w, mat, vec, rng)
+    else:
+        dense_layer(arch, mat, vec)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def attention(mat, vec, p, with_kv=True):
+    e, heads, kv_heads, hd = E, HEADS, KV_HEADS, HD
+    vec(p + "attn_norm.weight", e)
+    mat(p + "attn_q.weight", heads * hd, e)
+    mat(p + "attn_output.weight", e, heads * hd)
+    vec(p + "attn_q_norm.weight", hd)
+    if with_kv:
+        mat(p + "attn_k.weight", kv_heads * hd, e)
+        mat(p + "attn_v.weight", kv_heads * hd, e)
+        vec(p + "attn_k_norm.weight", hd)
+
+
+def ffn(mat, vec, p):
+    vec(p + "ffn_norm.weight", E)
+    mat(p + "ffn_gate.weight", FF, E)
+    mat(p + "ffn_up.weight", FF, E)
+    mat(p + "ffn_down.weight", E, FF)
+
+
+def afm_device_layers(w, mat, vec):
+    w.add_uint32("afm-device.kv_share.block1_layers", 1)
+    for i, with_kv in ((0, True), (1, False)):
+        attention(mat, vec, f"blk.{i}.", with_kv)
+        ffn(mat, vec, f"blk.{i}.")
+    w.add_tensor("blk.0.attn_k_scale.weight", np.array([0.05], np.float32))
+    w.add_tensor("blk.0.attn_v_scale.weight", np.array([0.02], np.float32))
+
+
+def afm_server_layers(w, mat, vec, rng):
+    for key, value in (("tracks", 2), ("track_block_depth", 1), ("expert_count", 2),
+                       ("expert_used_count", 1), ("expert_feed_forward_length", 32),
+                       ("moe_every", 2), ("attention.sliding_window", 2),
+                       ("attention.global_every", 2)):
+        w.add_uint32(f"afm-server.{key}", value)
+    w.add_string("afm-server.track_merge", "mean")
+    for t in range(2):
+        for n in range(2):
+            p = f"trk.{t}.blk.{n}."
+            attention(mat, vec, p)
+            if n == 1:
+                vec(p + "ffn_norm.weight", E)
+                w.add_tensor(p + "ffn_gate_inp.weight", rng.standard_normal((2, E)).astype(np.float32))
+                for name, shape in (("ffn_gate_exps", (2, 32, E)), ("ffn_up_exps", (2, 32, E)),
+                                    ("ffn_down_exps", (2, E, 32))):
+                    w.add_tensor(p + name + ".weight", rng.standard_normal(shape).astype(np.float32))
+            else:
+                ffn(mat, vec, p)
+
+
+def dense_layer(arch, mat, vec):
+    e, ff, heads, kv_heads, hd = E, FF, HEADS, KV_HEADS, HD
     vec("blk.0.attn_norm.weight", e)
     vec("blk.0.ffn_norm.weight", e)
     mat("blk.0.attn_q.weight", heads * hd, e)
@@ -57,16 +124,14 @@ def write(path, arch, wtype):
     else:
         vec("blk.0.attn_q_norm.weight", hd)
         vec("blk.0.attn_k_norm.weight", hd)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
 
 
 def main():
     os.makedirs(OUT, exist_ok=True)
     for arch, wtype in (("qwen2", "f32"), ("qwen3", "f16"), ("qwen2", "q8_0")):
         write(os.path.join(OUT, f"{arch}-{wtype}.gguf"), arch, wtype)
+    write(os.path.join(OUT, "afm-device-q8_0.gguf"), "afm-device", "q8_0", layers=2)
+    write(os.path.join(OUT, "afm-server-f32.gguf"), "afm-server", "f32", layers=2)
 
 
 if __name__ == "__main__":
