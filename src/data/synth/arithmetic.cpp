@@ -1,0 +1,149 @@
+// (c) Arithmetic word problems with a worked line and "The answer is N."
+#include <array>
+#include <cstdio>
+
+#include "data/synth/lexicon.h"
+#include "data/synth/tasks.h"
+#include "data/synth/text_forms.h"
+
+namespace afm::data::synth {
+namespace {
+
+struct Problem {
+  std::string question, working, answer;
+};
+
+std::string n(int64_t v) { return with_commas(v); }
+
+Problem addition(SynthRng& rng) {
+  const std::string name(rng.pick(first_names()));
+  const std::string friend_name(rng.pick(first_names()));
+  const std::string items(rng.pick(countable_items()));
+  const int64_t a = rng.range(3, 250);
+  const int64_t more = rng.range(2, 150);
+  return {name + " has " + n(a) + " " + items + ". " + friend_name + " gives " + name + " " +
+              n(more) + " more. How many " + items + " does " + name + " have now?",
+          n(a) + " + " + n(more) + " = " + n(a + more), n(a + more)};
+}
+
+Problem subtraction(SynthRng& rng) {
+  static constexpr std::array<std::string_view, 4> kSellers = {"A baker", "A farmer", "A bookshop",
+                                                               "A street vendor"};
+  static constexpr std::array<std::string_view, 4> kGoods = {"loaves of bread", "melons", "novels",
+                                                             "sandwiches"};
+  const size_t who = rng.below(kSellers.size());
+  const int64_t made = rng.range(20, 500);
+  const int64_t sold = rng.range(1, made - 1);
+  return {std::string(kSellers[who]) + " had " + n(made) + " " + std::string(kGoods[who]) +
+              " and sold " + n(sold) + " of them. How many are left?",
+          n(made) + " - " + n(sold) + " = " + n(made - sold), n(made - sold)};
+}
+
+Problem multiplication(SynthRng& rng) {
+  const std::string items(rng.pick(countable_items()));
+  const int64_t boxes = rng.range(2, 40);
+  const int64_t each = rng.range(2, 48);
+  return {"There are " + n(boxes) + " boxes with " + n(each) + " " + items +
+              " in each box. How many " + items + " are there in total?",
+          n(boxes) + " × " + n(each) + " = " + n(boxes * each), n(boxes * each)};
+}
+
+Problem division(SynthRng& rng) {
+  const std::string name(rng.pick(first_names()));
+  const std::string items(rng.pick(countable_items()));
+  const int64_t friends = rng.range(2, 12);
+  const int64_t each = rng.range(2, 30);
+  return {name + " shares " + n(friends * each) + " " + items + " equally among " + n(friends) +
+              " friends. How many " + items + " does each friend get?",
+          n(friends * each) + " ÷ " + n(friends) + " = " + n(each), n(each)};
+}
+
+Problem change(SynthRng& rng) {
+  const std::string name(rng.pick(first_names()));
+  const std::string product(rng.pick(shop_products()));
+  const int64_t qty = rng.range(2, 6);
+  const int64_t price = rng.range(1, 40) * 25;  // cents, multiples of 25
+  const int64_t total = qty * price;
+  const int64_t bill = (total / 2000 + 1) * 2000;  // the next $20 note above the total
+  const Currency& usd = kCurrencies[0];
+  return {name + " buys " + n(qty) + " of the " + product + " at " + prose_money(price, usd, 0) +
+              " each and pays with " + prose_money(bill, usd, 0) + ". How much change does " +
+              name + " get?",
+          n(qty) + " × " + prose_money(price, usd, 0) + " = " + prose_money(total, usd, 0) +
+              ", and " + prose_money(bill, usd, 0) + " - " + prose_money(total, usd, 0) + " = " +
+              prose_money(bill - total, usd, 0),
+          prose_money(bill - total, usd, 0)};
+}
+
+Problem discount(SynthRng& rng) {
+  const std::string product(rng.pick(shop_products()));
+  const int64_t dollars = rng.range(10, 400);
+  const int64_t percent = rng.range(1, 15) * 5;
+  const int64_t off = dollars * percent;  // cents: dollars * 100 * percent / 100
+  const Currency& usd = kCurrencies[0];
+  const std::string was = prose_money(dollars * 100, usd, 0);
+  return {"The " + product + " costs " + was + ". It is on sale for " + n(percent) +
+              "% off. What is the sale price?",
+          n(percent) + "% of " + was + " is " + prose_money(off, usd, 0) + ", and " + was + " - " +
+              prose_money(off, usd, 0) + " = " + prose_money(dollars * 100 - off, usd, 0),
+          prose_money(dollars * 100 - off, usd, 0)};
+}
+
+std::string clock(int64_t minutes) {
+  char buf[8];
+  std::snprintf(buf, sizeof(buf), "%02d:%02d", static_cast<int>(minutes / 60 % 24),
+                static_cast<int>(minutes % 60));
+  return buf;
+}
+
+Problem arrival(SynthRng& rng) {
+  const int64_t start = rng.range(5 * 12, 21 * 12) * 5;  // 05:00 to 21:00 in 5-minute steps
+  const int64_t trip = rng.range(15, 300);
+  const std::string from(rng.pick(cities()).name);
+  return {
+      "A train leaves " + from + " at " + clock(start) + " and the trip takes " + n(trip) +
+          " minutes. At what time does it arrive?",
+      clock(start) + " + " + n(trip / 60) + " h " + n(trip % 60) + " min = " + clock(start + trip),
+      clock(start + trip)};
+}
+
+Problem distance(SynthRng& rng) {
+  const int64_t speed = rng.range(4, 24) * 5;
+  const int64_t hours = rng.range(2, 9);
+  return {"A car travels at " + n(speed) + " km/h for " + n(hours) + " hours. How far does it go?",
+          n(speed) + " km/h × " + n(hours) + " h = " + n(speed * hours) + " km",
+          n(speed * hours) + " km"};
+}
+
+Problem reading(SynthRng& rng) {
+  const std::string name(rng.pick(first_names()));
+  const int64_t per_day = rng.range(5, 60);
+  const int64_t days = rng.range(2, 14);
+  const int64_t last = rng.range(1, per_day);
+  const int64_t total = per_day * days + last;
+  return {name + " reads " + n(per_day) + " pages a day for " + n(days) + " days and then " +
+              n(last) + " pages on the last day. How many pages does " + name + " read in total?",
+          n(per_day) + " × " + n(days) + " + " + n(last) + " = " + n(total), n(total)};
+}
+
+constexpr std::array<std::string_view, 3> kSystem = {
+    "You are a patient math tutor. Show the calculation, then give the answer.",
+    "Solve the word problem. Keep the working short.",
+    "You are a helpful assistant that is good at arithmetic.",
+};
+
+}  // namespace
+
+Messages make_arithmetic(SynthRng& rng) {
+  using Maker = Problem (*)(SynthRng&);
+  static constexpr std::array<Maker, 9> kMakers = {addition, subtraction, multiplication,
+                                                   division, change,      discount,
+                                                   arrival,  distance,    reading};
+  const Problem p = kMakers[rng.below(kMakers.size())](rng);
+  const std::string_view instructions = rng.pick(Words(kSystem));
+  return {{"system", std::string(instructions)},
+          {"user", p.question},
+          {"assistant", p.working + ".\nThe answer is " + p.answer + "."}};
+}
+
+}  // namespace afm::data::synth

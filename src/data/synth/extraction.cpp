@@ -1,0 +1,211 @@
+// (a) Structured extraction: prose about a person, event, payment, trip or order -> JSON.
+#include <array>
+#include <functional>
+
+#include "data/synth/chat_format.h"
+#include "data/synth/lexicon.h"
+#include "data/synth/tasks.h"
+#include "data/synth/text_forms.h"
+
+namespace afm::data::synth {
+namespace {
+
+struct Extraction {
+  std::string name, description;
+  Json schema;
+  std::string text;
+  Json answer;
+};
+
+// Draws happen in separate statements: the order in which operands of one expression are
+// evaluated is unspecified, and the stream of draws must not depend on the compiler.
+std::string full_name(SynthRng& rng) {
+  const std::string first(rng.pick(first_names()));
+  const std::string last(rng.pick(last_names()));
+  return first + " " + last;
+}
+
+Json typed(std::string_view type, std::string_view description) {
+  return Json{{"type", type}, {"description", description}};
+}
+
+Json plain(std::string_view type) { return Json{{"type", type}}; }
+
+const Currency& random_currency(SynthRng& rng) {
+  return rng.pick(std::span<const Currency>(kCurrencies));
+}
+
+Extraction person(SynthRng& rng) {
+  const std::string name = full_name(rng);
+  const int age = static_cast<int>(rng.range(19, 78));
+  const std::string job(rng.pick(occupations()));
+  const City& city = rng.pick(cities());
+  const std::string a = std::to_string(age), c(city.name);
+  const std::array<std::string, 6> texts = {
+      name + " is a " + a + "-year-old " + job + " who lives in " + c + ".",
+      "Meet " + name + ", " + a + ", a " + job + " based in " + c + ", " +
+          std::string(city.country) + ".",
+      c + " resident " + name + " (" + a + ") has worked as a " + job + " for several years.",
+      "At " + a + ", " + name + " still works full time as a " + job + " in " + c + ".",
+      "Our new neighbour is " + name + ". " + name.substr(0, name.find(' ')) + " is " + a +
+          ", works as a " + job + " and moved to " + c + " last spring.",
+      "Profile: " + name + "; age " + a + "; occupation: " + job + "; home town: " + c + ".",
+  };
+  Json props = {{"name", typed("string", "full name")},
+                {"age", typed("integer", "age in years")},
+                {"city", typed("string", "city of residence")},
+                {"occupation", typed("string", "job title")}};
+  return {"Person", "A person described in the text.", object_schema(props),
+          texts[rng.below(texts.size())],
+          Json{{"name", name}, {"age", age}, {"city", c}, {"occupation", job}}};
+}
+
+Extraction event(SynthRng& rng) {
+  const std::string ev(rng.pick(event_names()));
+  const std::string c(rng.pick(cities()).name);
+  const Date d = random_date(rng, 2023, 2027);
+  const int people = static_cast<int>(rng.range(2, 400)) * 25;
+  const std::string when = prose_date(d, static_cast<int>(rng.below(kDateStyles)));
+  const std::string n = with_commas(people);
+  const std::array<std::string, 5> texts = {
+      "The " + ev + " will take place in " + c + " on " + when + ", with about " + n +
+          " attendees expected.",
+      "Organisers expect " + n + " visitors at this year's " + ev + ", held in " + c + " on " +
+          when + ".",
+      "Save the date: " + when + ". The " + ev + " returns to " + c + " and " + n +
+          " tickets have already been sold.",
+      c + " hosts the " + ev + " on " + when + "; roughly " + n + " people are registered.",
+      "On " + when + ", " + n + " guests gathered in " + c + " for the annual " + ev + ".",
+  };
+  Json props = {{"event", typed("string", "name of the event")},
+                {"city", plain("string")},
+                {"date", typed("string", "ISO 8601 date, YYYY-MM-DD")},
+                {"attendees", plain("integer")}};
+  return {"Event", "An event mentioned in the text.", object_schema(props),
+          texts[rng.below(texts.size())],
+          Json{{"event", ev}, {"city", c}, {"date", iso_date(d)}, {"attendees", people}}};
+}
+
+Extraction payment(SynthRng& rng) {
+  const std::string payer = full_name(rng);
+  const std::string payee(rng.pick(companies()));
+  const Currency& cur = random_currency(rng);
+  // Half of the amounts are whole (5 to 5,000), half have cents (1.00 to 5,000.00).
+  const int64_t cents = rng.percent(50) ? rng.range(5, 5000) * 100 : rng.range(100, 500000);
+  const Date d = random_date(rng, 2022, 2026);
+  const std::string amount = prose_money(cents, cur, static_cast<int>(rng.below(kMoneyStyles)));
+  const std::string when = prose_date(d, static_cast<int>(rng.below(kDateStyles)));
+  const std::array<std::string, 5> texts = {
+      "On " + when + ", " + payer + " paid " + payee + " " + amount + ".",
+      payee + " received a payment of " + amount + " from " + payer + " on " + when + ".",
+      "Invoice settled: " + payer + " transferred " + amount + " to " + payee + " (" + when + ").",
+      payer + " sent " + amount + " to " + payee + " on " + when +
+          " to cover the outstanding balance.",
+      "A transfer of " + amount + " from " + payer + " reached " + payee + " on " + when + ".",
+  };
+  Json currency = {{"type", "string"}, {"enum", Json::array()}};
+  for (const Currency& c : kCurrencies) currency["enum"].push_back(c.code);
+  Json props = {{"payer", typed("string", "who paid")},
+                {"payee", typed("string", "who was paid")},
+                {"amount", typed("number", "amount in the currency's main unit")},
+                {"currency", currency},
+                {"date", typed("string", "ISO 8601 date, YYYY-MM-DD")}};
+  return {"Payment", "A payment described in the text.", object_schema(props),
+          texts[rng.below(texts.size())],
+          Json{{"payer", payer},
+               {"payee", payee},
+               {"amount", to_number(cents)},
+               {"currency", cur.code},
+               {"date", iso_date(d)}}};
+}
+
+Extraction trip(SynthRng& rng) {
+  const std::string who = full_name(rng);
+  const std::vector<size_t> two = rng.distinct(cities().size(), 2);
+  const std::string from(cities()[two[0]].name), to(cities()[two[1]].name);
+  const Date d = random_date(rng, 2024, 2027);
+  const int nights = static_cast<int>(rng.range(1, 21));
+  const std::string when = prose_date(d, static_cast<int>(rng.below(kDateStyles)));
+  const std::string n = std::to_string(nights) + (nights == 1 ? " night" : " nights");
+  const std::array<std::string, 4> texts = {
+      who + " flies from " + from + " to " + to + " on " + when + " and will stay " + n + ".",
+      "Booking confirmed for " + who + ": " + from + " to " + to + ", departing " + when + ", " +
+          n + " at the hotel.",
+      "After " + n + " in " + to + ", " + who + " returns home to " + from +
+          ". The outbound trip is on " + when + ".",
+      "Travel request from " + who + ". Leaving " + from + " on " + when + " for " + to +
+          "; accommodation needed for " + n + ".",
+  };
+  Json props = {{"traveler", plain("string")},
+                {"origin", typed("string", "departure city")},
+                {"destination", typed("string", "arrival city")},
+                {"departure_date", typed("string", "ISO 8601 date, YYYY-MM-DD")},
+                {"nights", typed("integer", "length of stay")}};
+  return {"Trip", "A trip described in the text.", object_schema(props),
+          texts[rng.below(texts.size())],
+          Json{{"traveler", who},
+               {"origin", from},
+               {"destination", to},
+               {"departure_date", iso_date(d)},
+               {"nights", nights}}};
+}
+
+Extraction order(SynthRng& rng) {
+  const std::string who = full_name(rng);
+  const std::string item(rng.pick(shop_products()));
+  const int qty = static_cast<int>(rng.range(1, 12));
+  const int64_t whole = rng.range(2, 120);
+  const int64_t unit = rng.percent(50) ? whole * 100 - 1 : whole * 100;  // $7.99 or $8
+  const Currency& cur = kCurrencies[0];
+  const std::string price = prose_money(unit, cur, 0);
+  const std::string q = std::to_string(qty);
+  const std::array<std::string, 4> texts = {
+      who + " ordered " + q + " x " + item + " at " + price + " each.",
+      "Order received from " + who + ": " + q + " units of the " + item + ", priced at " + price +
+          " per unit.",
+      "Please ship " + q + " of the " + item + " (" + price + " apiece) to " + who + ".",
+      who + " would like " + q + " of the " + item + " for " + price + " each.",
+  };
+  Json props = {{"customer", plain("string")},
+                {"item", plain("string")},
+                {"quantity", plain("integer")},
+                {"unit_price", typed("number", "price of one unit in USD")},
+                {"total", typed("number", "quantity times unit price, in USD")}};
+  return {"Order", "A purchase order described in the text.", object_schema(props),
+          texts[rng.below(texts.size())],
+          Json{{"customer", who},
+               {"item", item},
+               {"quantity", qty},
+               {"unit_price", to_number(unit)},
+               {"total", to_number(unit * qty)}}};
+}
+
+constexpr std::array<std::string_view, 4> kSystem = {
+    "You are a careful assistant that extracts structured data from text.",
+    "Extract information exactly as it is stated in the text. Answer with JSON only.",
+    "You turn short texts into JSON records. Do not invent values.",
+    "You are a data-entry assistant. Fill in every field from the text.",
+};
+
+constexpr std::array<std::string_view, 4> kAsk = {
+    "Extract the details from the following text.\n\n",
+    "Read this and fill in the fields:\n",
+    "Turn the text below into a record.\n\nText: ",
+    "",
+};
+
+}  // namespace
+
+Messages make_extraction(SynthRng& rng) {
+  using Maker = Extraction (*)(SynthRng&);
+  static constexpr std::array<Maker, 5> kMakers = {person, event, payment, trip, order};
+  Extraction e = kMakers[rng.below(kMakers.size())](rng);
+  const std::string prompt = std::string(rng.pick(Words(kAsk))) + e.text;
+  return {
+      {"system", std::string(rng.pick(Words(kSystem)))},
+      {"user", user_with_response_format(prompt, e.name, e.description, e.schema)},
+      {"assistant", compact(e.answer)},
+  };
+}
+
+}  // namespace afm::data::synth

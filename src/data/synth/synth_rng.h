@@ -1,0 +1,65 @@
+// Random choices for the synthetic generators, on top of sample::Rng (xoshiro256**), using
+// only integer arithmetic so that a seed gives the same documents on every platform.
+//
+// Thread safety: none; one SynthRng per document.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "base/error.h"
+#include "sample/rng.h"
+
+namespace afm::data::synth {
+
+class SynthRng {
+ public:
+  explicit SynthRng(uint64_t seed) : rng_(seed) {}
+
+  // Uniform in [0, n), n > 0, without modulo bias (rejection of the short last interval).
+  uint64_t below(uint64_t n) {
+    AFM_CHECK(n > 0);
+    const uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+    uint64_t r;
+    do {
+      r = rng_.next_u64();
+    } while (r >= limit);
+    return r % n;
+  }
+
+  // Uniform in [lo, hi] (inclusive), lo <= hi.
+  int64_t range(int64_t lo, int64_t hi) {
+    AFM_CHECK(lo <= hi);
+    return lo + static_cast<int64_t>(below(static_cast<uint64_t>(hi - lo) + 1));
+  }
+
+  // True with probability percent / 100.
+  bool percent(int percent) { return static_cast<int>(below(100)) < percent; }
+
+  template <typename T>
+  const T& pick(std::span<const T> items) {
+    AFM_CHECK(!items.empty());
+    return items[below(items.size())];
+  }
+  template <typename T>
+  const T& pick(const std::vector<T>& items) {
+    return pick(std::span<const T>(items));
+  }
+
+  // k distinct indices of [0, n) in random order (k <= n).
+  std::vector<size_t> distinct(size_t n, size_t k) {
+    AFM_CHECK(k <= n);
+    std::vector<size_t> idx(n);
+    for (size_t i = 0; i < n; ++i) idx[i] = i;
+    for (size_t i = 0; i < k; ++i) std::swap(idx[i], idx[i + below(n - i)]);
+    idx.resize(k);
+    return idx;
+  }
+
+ private:
+  sample::Rng rng_;
+};
+
+}  // namespace afm::data::synth

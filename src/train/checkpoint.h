@@ -1,0 +1,39 @@
+// Training checkpoints: the model's parameters, the AdamW state and the next step, in one
+// libtorch archive `<dir>/checkpoint.pt`, plus `<dir>/checkpoint.json` (step, config, loss) for
+// people and scripts.
+//
+// Contract: save_checkpoint() writes to a temporary name and renames, so after a crash or a
+// failed write the previous checkpoint is intact; it throws afm::Error(kIo) naming the path.
+// load_checkpoint() checks that every parameter is present with the model's shape and throws
+// afm::Error(kFormat) naming the first mismatch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+#include <torch/torch.h>
+
+#include "train/language_model.h"
+
+namespace afm::train {
+
+struct CheckpointInfo {
+  int64_t next_step = 0;
+  double loss = 0;
+};
+
+std::string checkpoint_path(const std::string& dir);
+bool checkpoint_exists(const std::string& dir);
+
+void save_checkpoint(const std::string& dir, LanguageModel& model, torch::optim::Optimizer& opt,
+                     const CheckpointInfo& info, const nlohmann::json& config);
+
+// The training configuration saved with the checkpoint (checkpoint.json's "config").
+nlohmann::json read_checkpoint_config(const std::string& dir);
+
+// Loads parameters (and the optimiser state when `opt` is not null) onto the model's device.
+CheckpointInfo load_checkpoint(const std::string& dir, LanguageModel& model,
+                               torch::optim::Optimizer* opt);
+
+}  // namespace afm::train

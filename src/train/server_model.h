@@ -1,0 +1,40 @@
+// afm-server for training: Parallel-Track Mixture of Experts. T tracks of block_count layers;
+// every track block of D layers starts from the same state and the T results are averaged at
+// the block boundary. Layers alternate local (sliding window, RoPE) and global (NoPE) attention
+// per global_every; every moe_every-th layer's feed-forward is a top-k mixture of experts with
+// a softmax router (docs/gguf.md "afm-server" is the specification).
+#pragma once
+
+#include <vector>
+
+#include "train/language_model.h"
+
+namespace afm::train {
+
+class ServerModel : public LanguageModel {
+ public:
+  explicit ServerModel(ModelConfig config);
+  torch::Tensor forward(const torch::Tensor& tokens) override;
+  torch::Tensor aux_loss() const override { return aux_loss_; }
+
+ private:
+  struct Experts {
+    torch::Tensor norm, router;  // router (E, d)
+    torch::Tensor gate, up;      // (E, F, d)
+    torch::Tensor down;          // (E, d, F)
+  };
+  struct Layer {
+    AttentionParams attn;
+    FfnParams ffn;    // dense layers
+    Experts experts;  // MoE layers
+  };
+  Experts add_experts(const std::string& prefix);
+  torch::Tensor layer_forward(const torch::Tensor& x, const Layer& l, int64_t n);
+  torch::Tensor experts_forward(const torch::Tensor& xn, const Experts& e);
+
+  std::vector<std::vector<Layer>> tracks_;  // [track][layer]
+  RopeTable rope_;
+  torch::Tensor aux_loss_;
+};
+
+}  // namespace afm::train

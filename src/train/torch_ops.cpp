@@ -1,0 +1,105 @@
+#include "train/torch_ops.h"
+
+#include <ATen/autocast_mode.h>
+
+#include <cmath>
+
+namespace afm::train {
+
+torch::Tensor rms_normalize(const torch::Tensor& x, const torch::Tensor& weight, double eps) {
+  const torch::Tensor xf = x.to(torch::kFloat32);
+  return xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps) * weight;
+}
+
+torch::Tensor project(const torch::Tensor& x, const torch::Tensor& w) {
+  return torch::matmul(x, w.t());
+}
+
+RopeTable make_rope_table(int64_t positions, int64_t head_dim, double theta,
+                          const torch::Device& device) {
+  auto f64 = torch::TensorOptions().dtype(torch::kFloat64);
+  torch::Tensor i = torch::arange(0, head_dim, 2, f64);
+  torch::Tensor inv_freq = torch::pow(theta, -i / static_cast<double>(head_dim));
+  torch::Tensor angle = torch::outer(torch::arange(positions, f64), inv_freq);  // (T, D/2)
+  return {torch::cos(angle).to(torch::kFloat32).to(device),
+          torch::sin(angle).to(torch::kFloat32).to(device)};
+}
+
+torch::Tensor rope_pairs(const torch::Tensor& x, const RopeTable& table) {
+  const int64_t t = x.size(2), d = x.size(3);
+  torch::Tensor pairs = x.to(torch::kFloat32).reshape({x.size(0), x.size(1), t, d / 2, 2});
+  torch::Tensor x0 = pairs.select(-1, 0), x1 = pairs.select(-1, 1);
+  torch::Tensor cos = table.cos.slice(0, 0, t), sin = table.sin.slice(0, 0, t);
+  return torch::stack({x0 * cos - x1 * sin, x0 * sin + x1 * cos}, -1).reshape(x.sizes());
+}
+
+namespace {
+
+// mask[i][j] = key j visible to query i: j <= i and, with a window, j > i - window.
+torch::Tensor visibility_mask(int64_t t, int64_t window, const torch::Device& device) {
+  auto opts = torch::TensorOptions().dtype(torch::kInt64).device(device);
+  torch::Tensor q = torch::arange(t, opts).unsqueeze(1), k = torch::arange(t, opts).unsqueeze(0);
+  torch::Tensor mask = k <= q;
+  if (window > 0) mask = mask & (k > q - window);
+  return mask;
+}
+
+}  // namespace
+
+torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k,
+                               const torch::Tensor& v, int64_t window) {
+  const int64_t t = q.size(2), group = q.size(1) / k.size(1);
+  torch::Tensor kk = group == 1 ? k : k.repeat_interleave(group, 1);
+  torch::Tensor vv = group == 1 ? v : v.repeat_interleave(group, 1);
+  const bool windowed = window > 0 && window < t;
+#if TORCH_VERSION_MAJOR >= 2
+  if (q.is_cuda()) {  // flash / memory-efficient kernels
+    torch::Tensor qq = q, k2 = kk, v2 = vv;
+    if (at::autocast::is_autocast_enabled(at::kCUDA)) {
+      qq = q.to(torch::kBFloat16), k2 = kk.to(torch::kBFloat16), v2 = vv.to(torch::kBFloat16);
+    }
+    if (!windowed) return at::scaled_dot_product_attention(qq, k2, v2, {}, 0.0, true);
+    return at::scaled_dot_product_attention(qq, k2, v2, visibility_mask(t, window, q.device()),
+                                            0.0, false);
+  }
+#endif
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
+  torch::Tensor scores = torch::matmul(q, kk.transpose(-2, -1)).to(torch::kFloat32) * scale;
+  scores = scores.masked_fill(visibility_mask(t, windowed ? window : 0, q.device())
+                                  .logical_not(),
+                              -std::numeric_limits<float>::infinity());
+  return torch::matmul(torch::softmax(scores, -1).to(vv.scalar_type()), vv);
+}
+
+torch::Tensor swiglu(const torch::Tensor& x, const torch::Tensor& gate, const torch::Tensor& up,
+                     const torch::Tensor& down) {
+  return project(torch::silu(project(x, gate)) * project(x, up), down);
+}
+
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+AutocastGuard::AutocastGuard(bool enabled) : enabled_(enabled) {
+  if (!enabled_) return;
+  previous_ = at::autocast::is_autocast_enabled(at::kCUDA);
+  at::autocast::set_autocast_enabled(at::kCUDA, true);
+  at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
+}
+AutocastGuard::~AutocastGuard() {
+  if (!enabled_) return;
+  at::autocast::set_autocast_enabled(at::kCUDA, previous_);
+  at::autocast::clear_cache();
+}
+#else
+AutocastGuard::AutocastGuard(bool enabled) : enabled_(enabled) {
+  if (!enabled_) return;
+  previous_ = at::autocast::is_enabled();
+  at::autocast::set_enabled(true);
+  at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+}
+AutocastGuard::~AutocastGuard() {
+  if (!enabled_) return;
+  at::autocast::set_enabled(previous_);
+  at::autocast::clear_cache();
+}
+#endif
+
+}  // namespace afm::train

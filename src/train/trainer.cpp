@@ -1,0 +1,210 @@
+#include "train/trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "base/progress.h"
+#include "train/batch_sampler.h"
+#include "train/checkpoint.h"
+#include "train/language_model.h"
+#include "train/lr_schedule.h"
+#include "train/shard_stream.h"
+#include "train/torch_ops.h"
+
+namespace afm::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::unique_ptr<torch::optim::AdamW> make_optimizer(const LanguageModel& model,
+                                                    const OptimConfig& o) {
+  std::vector<torch::Tensor> decay, no_decay;
+  for (const NamedParameter& p : model.gguf_parameters())
+    (p.decay ? decay : no_decay).push_back(p.tensor);
+  auto options = [&](double wd) {
+    return std::make_unique<torch::optim::AdamWOptions>(
+        torch::optim::AdamWOptions(o.lr).betas({o.beta1, o.beta2}).eps(o.eps).weight_decay(wd));
+  };
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(decay, options(o.weight_decay));
+  groups.emplace_back(no_decay, options(0.0));
+  return std::make_unique<torch::optim::AdamW>(groups,
+                                               torch::optim::AdamWOptions(o.lr));
+}
+
+void set_learning_rate(torch::optim::Optimizer& opt, double lr) {
+  for (auto& group : opt.param_groups())
+    static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+}
+
+// Mean next-token cross-entropy of a (B, T + 1) window batch, plus the model's auxiliary loss.
+struct StepLoss {
+  torch::Tensor total;  // what backward() runs on
+  double lm = 0;        // the language-model loss alone
+};
+
+StepLoss batch_loss(LanguageModel& model, const torch::Tensor& batch, bool autocast) {
+  const int64_t t = batch.size(1) - 1;
+  torch::Tensor input = batch.slice(1, 0, t), target = batch.slice(1, 1, t + 1);
+  AutocastGuard guard(autocast);
+  torch::Tensor logits = model.forward(input);
+  torch::Tensor lm = torch::nn::functional::cross_entropy(
+      logits.reshape({-1, logits.size(-1)}), target.reshape({-1}));
+  return {lm + model.aux_loss(), lm.item<double>()};
+}
+
+double evaluate(LanguageModel& model, const TokenStream& val, const TrainConfig& c,
+                const torch::Device& device) {
+  torch::NoGradGuard no_grad;
+  double sum = 0;
+  for (int64_t i = 0; i < c.eval_batches; ++i) {
+    torch::Tensor batch =
+        evaluation_batch(val, c.optim.batch_size, c.seq_len, i, c.eval_batches).to(device);
+    sum += batch_loss(model, batch, device.is_cuda()).lm;
+  }
+  return sum / static_cast<double>(c.eval_batches);
+}
+
+bool ends_without_newline(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in || in.tellg() <= 0) return false;
+  in.seekg(-1, std::ios::end);
+  return in.get() != '\n';
+}
+
+class JsonLog {
+ public:
+  JsonLog(const std::string& dir, bool to_stdout) : to_stdout_(to_stdout) {
+    std::filesystem::create_directories(dir);
+    const auto path = std::filesystem::path(dir) / "log.jsonl";
+    const bool cut_short = ends_without_newline(path);  // a killed run's last record
+    file_.open(path, std::ios::app);
+    if (cut_short) file_ << "\n";
+    if (!file_) throw_error(ErrorCode::kIo, "cannot open " + dir + "/log.jsonl");
+  }
+  void write(const nlohmann::json& record) {
+    file_ << record.dump() << "\n";
+    file_.flush();
+    if (to_stdout_) std::cout << record.dump() << std::endl;
+  }
+
+ private:
+  std::ofstream file_;
+  bool to_stdout_;
+};
+
+std::string status_line(double loss, double tok_per_s, double mfu) {
+  char buf[128];
+  if (mfu > 0)
+    std::snprintf(buf, sizeof(buf), "loss %.3f %.1fk tok/s MFU %.1f%%", loss, tok_per_s / 1e3,
+                  100 * mfu);
+  else
+    std::snprintf(buf, sizeof(buf), "loss %.3f %.1fk tok/s", loss, tok_per_s / 1e3);
+  return buf;
+}
+
+}  // namespace
+
+RunResult run_pretraining(const TrainConfig& c, const RunOptions& run) {
+  if (run.threads > 0) torch::set_num_threads(run.threads);
+  const torch::Device device(run.device);
+  const bool cuda = device.is_cuda();
+  const double peak = run.peak_tflops > 0 ? run.peak_tflops * 1e12 : (cuda ? 989e12 : 0.0);
+
+  const ShardSplits data = open_shards(c.shards);
+  if (data.vocab_size != c.model.vocab_size)
+    throw_error(ErrorCode::kInvalidArgument,
+                "the shards in " + c.shards + " have vocab_size " +
+                    std::to_string(data.vocab_size) + ", the model config says " +
+                    std::to_string(c.model.vocab_size));
+
+  std::shared_ptr<LanguageModel> model = make_language_model(c.model, c.seed);
+  model->to(device);
+  auto opt = make_optimizer(*model, c.optim);
+  const nlohmann::json config_json = c.to_json();
+  int64_t step = 0;
+  if (!run.fresh && !c.out_dir.empty() && checkpoint_exists(c.out_dir))
+    step = load_checkpoint(c.out_dir, *model, opt.get()).next_step;
+
+  JsonLog log(c.out_dir.empty() ? "." : c.out_dir, run.json_stdout);
+  const int64_t tokens_per_step = c.optim.batch_size * c.optim.grad_accum * c.seq_len;
+  const double flops_per_token = c.model.training_flops_per_token(c.seq_len);
+  if (step == 0)
+    log.write({{"event", "start"}, {"parameters", c.model.parameter_count()},
+               {"active_parameters", c.model.parameter_count(true)},
+               {"tokens_per_step", tokens_per_step}, {"train_tokens", data.train.size},
+               {"val_tokens", data.val.size}, {"device", run.device}, {"config", config_json}});
+
+  RunResult result;
+  ProgressBar bar("train", static_cast<uint64_t>(c.optim.steps), ProgressBar::Unit::kItems);
+  bar.update(static_cast<uint64_t>(step));
+  const auto start = Clock::now();
+  int64_t steps_this_run = 0;
+  CheckpointInfo last{step, 0};
+  auto checkpoint = [&](double loss) {
+    if (c.out_dir.empty()) return;
+    last = {step, loss};
+    save_checkpoint(c.out_dir, *model, *opt, last, config_json);
+  };
+  while (step < c.optim.steps) {
+    const double lr = learning_rate_at(step, c.optim.lr, c.optim.min_lr, c.optim.warmup_steps,
+                                       c.optim.steps);
+    set_learning_rate(*opt, lr);
+    opt->zero_grad();
+    double loss = 0;
+    for (int64_t micro = 0; micro < c.optim.grad_accum; ++micro) {
+      torch::Tensor batch =
+          training_batch(data.train, c.optim.batch_size, c.seq_len, {c.seed, step, micro, 0})
+              .to(device);
+      StepLoss l = batch_loss(*model, batch, cuda);
+      (l.total / static_cast<double>(c.optim.grad_accum)).backward();
+      loss += l.lm / static_cast<double>(c.optim.grad_accum);
+    }
+    // Clipping at infinity still returns the norm: a non-finite gradient stops the run too.
+    const double max_norm = c.optim.grad_clip > 0 ? c.optim.grad_clip
+                                                  : std::numeric_limits<double>::infinity();
+    const double grad_norm = torch::nn::utils::clip_grad_norm_(model->parameters(), max_norm);
+    if (!std::isfinite(loss) || !std::isfinite(grad_norm)) {
+      throw_error(ErrorCode::kInternal,
+                  "loss " + std::to_string(loss) + ", gradient norm " +
+                      std::to_string(grad_norm) + " at step " + std::to_string(step) +
+                      ": stopped without saving (last checkpoint: step " +
+                      std::to_string(last.next_step) + " in " + c.out_dir + ")");
+    }
+    opt->step();
+    ++step, ++steps_this_run;
+
+    const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+    result.tokens_per_second = static_cast<double>(steps_this_run * tokens_per_step) / secs;
+    result.mfu = peak > 0 ? result.tokens_per_second * flops_per_token / peak : 0;
+    result.last_loss = loss;
+    bar.set_detail(status_line(loss, result.tokens_per_second, result.mfu));
+    bar.update(static_cast<uint64_t>(step));
+    if (step % c.log_every == 0 || step == c.optim.steps)
+      log.write({{"step", step}, {"loss", loss}, {"lr", lr}, {"grad_norm", grad_norm},
+                 {"tokens", step * tokens_per_step}, {"tokens_per_s", result.tokens_per_second},
+                 {"mfu", result.mfu}, {"elapsed_s", secs}});
+    if ((c.eval_every > 0 && step % c.eval_every == 0) || step == c.optim.steps) {
+      result.val_loss = evaluate(*model, data.val, c, device);
+      log.write({{"step", step}, {"val_loss", result.val_loss},
+                 {"val_ppl", std::exp(result.val_loss)}});
+    }
+    const bool stopping = run.stop_after > 0 && steps_this_run >= run.stop_after;
+    if ((c.checkpoint_every > 0 && step % c.checkpoint_every == 0) || step == c.optim.steps ||
+        stopping)
+      checkpoint(loss);
+    if (stopping) break;
+  }
+  bar.finish();
+  result.steps_done = step;
+  return result;
+}
+
+}  // namespace afm::train

@@ -1,0 +1,162 @@
+// `afm data corpus|synth|shards`: the training-data pipeline (docs/data.md).
+//
+//   afm data corpus --out DIR [--sources NAME,...] [--root DIR] [--json]
+//   afm data synth --seed S --n N --out FILE [--tasks extraction,tools,...] [--json]
+//   afm data shards --tokenizer tokenizer.json --input FILE... --out DIR [--val-fraction 0.01]
+//                   [--seed S] [--shard-tokens N] [-t THREADS] [--eos TOKEN] [--json]
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/error.h"
+#include "command.h"
+#include "data/corpus_builder.h"
+#include "data/shard_builder.h"
+#include "data/synth/synth.h"
+
+namespace afm::cli {
+
+namespace {
+
+double megabytes(uint64_t bytes) { return static_cast<double>(bytes) / 1e6; }
+
+struct CorpusArgs {
+  std::string out, root = "/";
+  std::vector<std::string> sources;
+  bool json = false;
+};
+
+void run_corpus(const CorpusArgs& a) {
+  data::CorpusOptions options{a.out, a.sources, a.root};
+  const data::CorpusSummary summary = data::build_corpus(options);
+  if (a.json) {
+    std::printf("%s\n", summary.to_json().dump(2).c_str());
+    return;
+  }
+  for (const data::CorpusFileSummary& f : summary.files) {
+    std::printf("%-17s %-20s %-14s %8.2f MB %8llu documents\n", f.name.c_str(), f.package.c_str(),
+                f.version.empty() ? "?" : f.version.c_str(), megabytes(f.bytes),
+                static_cast<unsigned long long>(f.documents));
+  }
+  std::printf("wrote %s/sources.json\n", a.out.c_str());
+}
+
+struct SynthArgs {
+  uint64_t seed = 0, n = 0;
+  std::string out;
+  std::vector<std::string> tasks;
+  bool json = false;
+};
+
+void run_synth(const SynthArgs& a) {
+  data::synth::SynthOptions options{a.seed, a.n, a.out, {}};
+  for (const std::string& t : a.tasks) options.tasks.push_back(data::synth::parse_task(t));
+  const data::synth::SynthSummary s = data::synth::write_synthetic(options);
+  if (a.json) {
+    nlohmann::ordered_json j = {{"file", a.out},
+                                {"seed", a.seed},
+                                {"documents", s.documents},
+                                {"bytes", s.bytes},
+                                {"tasks", s.per_task}};
+    std::printf("%s\n", j.dump(2).c_str());
+    return;
+  }
+  std::string per_task;
+  for (const auto& [name, count] : s.per_task) {
+    per_task += (per_task.empty() ? "" : ", ") + name + " " + std::to_string(count);
+  }
+  std::printf("wrote %s: %llu documents, %.2f MB (%s)\n", a.out.c_str(),
+              static_cast<unsigned long long>(s.documents), megabytes(s.bytes), per_task.c_str());
+}
+
+struct ShardsArgs {
+  data::ShardOptions options;
+  std::string out;
+  bool json = false;
+};
+
+void run_shards(ShardsArgs a) {
+  a.options.out_dir = a.out;
+  const data::ShardResult r = data::build_shards(a.options);
+  const uint64_t tokens = r.meta.train.tokens + r.meta.val.tokens;
+  const double secs = r.seconds > 0 ? r.seconds : 1e-9;
+  if (a.json) {
+    nlohmann::ordered_json j = r.meta.to_json();
+    j["timings"] = {{"seconds", r.seconds},
+                    {"mb_per_s", megabytes(r.input_bytes) / secs},
+                    {"tokens_per_s", static_cast<double>(tokens) / secs}};
+    std::printf("%s\n", j.dump(2).c_str());
+    return;
+  }
+  for (const char* split : {"train", "val"}) {
+    const data::SplitMeta& s = split[0] == 't' ? r.meta.train : r.meta.val;
+    std::printf("%-5s %4zu shards %12llu tokens %9llu documents\n", split, s.shards.size(),
+                static_cast<unsigned long long>(s.tokens),
+                static_cast<unsigned long long>(s.documents));
+  }
+  std::printf("%.2f MB in %.2f s: %.2f MB/s, %.0f tokens/s (eos %d, %u-byte tokens) -> %s\n",
+              megabytes(r.input_bytes), r.seconds, megabytes(r.input_bytes) / secs,
+              static_cast<double>(tokens) / secs, r.meta.eos_id, r.meta.token_bytes, a.out.c_str());
+}
+
+void add_corpus(CLI::App& data) {
+  auto a = std::make_shared<CorpusArgs>();
+  CLI::App* cmd = data.add_subcommand("corpus", "Extract English text from Debian packages");
+  cmd->add_option("--out", a->out, "Output directory: <source>.txt files and sources.json")
+      ->required();
+  cmd->add_option("--sources", a->sources,
+                  "Comma-separated sources (default all): kjv, gcide, wordnet, "
+                  "debian-reference, jargon, fortunes")
+      ->delimiter(',');
+  cmd->add_option("--root", a->root, "File-system root the packages are installed under");
+  cmd->add_flag("--json", a->json, "Print sources.json");
+  cmd->callback([a] { run_corpus(*a); });
+}
+
+void add_synth(CLI::App& data) {
+  auto a = std::make_shared<SynthArgs>();
+  CLI::App* cmd = data.add_subcommand("synth", "Write synthetic chat documents from a seed");
+  cmd->add_option("--seed", a->seed, "Random seed (default 0); same seed, same bytes");
+  cmd->add_option("--n", a->n, "Number of documents")->required();
+  cmd->add_option("--out", a->out, "Output document file (written atomically)")->required();
+  cmd->add_option("--tasks", a->tasks,
+                  "Comma-separated tasks (default all): extraction, tools, arithmetic, "
+                  "classification")
+      ->delimiter(',');
+  cmd->add_flag("--json", a->json, "Print a JSON summary");
+  cmd->callback([a] { run_synth(*a); });
+}
+
+void add_shards(CLI::App& data) {
+  auto a = std::make_shared<ShardsArgs>();
+  data::ShardOptions& o = a->options;
+  o.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  CLI::App* cmd = data.add_subcommand("shards", "Tokenize document files into packed shards");
+  cmd->add_option("--tokenizer", o.tokenizer_path, "Hugging Face tokenizer.json")->required();
+  cmd->add_option("--input", o.inputs, "Document files (one or more)")->required()->expected(1, -1);
+  cmd->add_option("--out", a->out, "Output directory for the shards and meta.json")->required();
+  cmd->add_option("--val-fraction", o.val_fraction, "Share of documents for validation (0.01)");
+  cmd->add_option("--seed", o.seed, "Seed of the train/validation split (default 0)");
+  cmd->add_option("--shard-tokens", o.shard_tokens, "Tokens per shard, about (100000000)");
+  cmd->add_option("-t,--threads", o.threads, "Encoding threads (default: all cores)");
+  cmd->add_option("--eos", o.eos_token, "Token that ends each document (default <|endoftext|>)");
+  cmd->add_flag("--json", a->json, "Print meta.json with timings");
+  cmd->callback([a] { run_shards(*a); });
+}
+
+void setup_data(CLI::App& root) {
+  CLI::App* data = root.add_subcommand("data", "Training data: corpus, synthetic tasks, shards");
+  data->require_subcommand(1);
+  add_corpus(*data);
+  add_synth(*data);
+  add_shards(*data);
+}
+
+}  // namespace
+
+AFM_COMMAND(data, setup_data);
+
+}  // namespace afm::cli

@@ -1,0 +1,108 @@
+#include "train_model_commands.h"
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "base/mapped_file.h"
+#include "gguf/writer.h"
+#include "tokenizer/gguf_export.h"
+
+extern char** environ;
+
+namespace afm::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path trainer_binary() {
+  const fs::path path = fs::read_symlink("/proc/self/exe").parent_path() / "afm-train";
+  if (!fs::exists(path))
+    throw_error(ErrorCode::kNotFound,
+                "the trainer is not built (" + path.string() +
+                    " is missing): it needs libtorch; run scripts/setup, which installs "
+                    "libtorch-dev, and rebuild");
+  return path;
+}
+
+// Runs afm-train with `args` and returns its exit status (its output goes straight through).
+int run_trainer(const std::vector<std::string>& args) {
+  const std::string binary = trainer_binary().string();
+  std::vector<char*> argv{const_cast<char*>(binary.c_str())};
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid;
+  if (posix_spawn(&pid, binary.c_str(), nullptr, nullptr, argv.data(), environ) != 0)
+    throw_error(ErrorCode::kIo, "cannot start " + binary);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// A GGUF holding only the tokenizer.* keys of a Hugging Face tokenizer (a tokenizer.json, or a
+// folder with tokenizer.json and optionally tokenizer_config.json).
+void write_tokenizer_gguf(const fs::path& tokenizer, const fs::path& out) {
+  const fs::path json = fs::is_directory(tokenizer) ? tokenizer / "tokenizer.json" : tokenizer;
+  const fs::path config = json.parent_path() / "tokenizer_config.json";
+  if (!fs::exists(json)) throw_error(ErrorCode::kNotFound, "no tokenizer at " + json.string());
+  gguf::Writer w;
+  w.set("general.architecture", gguf::Value(std::string("tokenizer")));
+  tokenizer::add_gguf_tokenizer_metadata(
+      read_file_to_string(json.string()),
+      fs::exists(config) ? read_file_to_string(config.string()) : std::string(), w);
+  w.write(out.string());
+}
+
+void exit_with(int status) {
+  if (status != 0) throw CLI::RuntimeError(status);
+}
+
+}  // namespace
+
+void setup_train_pretrain(CLI::App& train) {
+  CLI::App* cmd = train.add_subcommand(
+      "pretrain", "Pretrain a model with libtorch (runs afm-train pretrain; see its --help)");
+  cmd->prefix_command();  // every argument goes to afm-train unchanged, --help included
+  cmd->set_help_flag();
+  cmd->callback([cmd] {
+    std::vector<std::string> args{"pretrain"};
+    for (const std::string& a : cmd->remaining()) args.push_back(a);
+    exit_with(run_trainer(args));
+  });
+}
+
+void setup_train_export(CLI::App& train) {
+  struct Args {
+    std::string run, out, type = "q8_0", tokenizer, name = "afm";
+  };
+  auto a = std::make_shared<Args>();
+  CLI::App* cmd = train.add_subcommand("export", "Write a training checkpoint as a GGUF model");
+  cmd->add_option("--run", a->run, "Run folder (checkpoint.pt, checkpoint.json)")->required();
+  cmd->add_option("--out", a->out, "Output .gguf")->required();
+  cmd->add_option("--type", a->type, "f32, f16, bf16, q8_0 or q4_0")->capture_default_str();
+  cmd->add_option("--tokenizer", a->tokenizer,
+                  "tokenizer.json (or its folder) to embed; the model cannot tokenize without");
+  cmd->add_option("--name", a->name, "general.name")->capture_default_str();
+  cmd->callback([a] {
+    std::vector<std::string> args{"export", "--run", a->run, "--out", a->out, "--type", a->type,
+                                  "--name", a->name};
+    fs::path tokenizer_gguf;
+    if (!a->tokenizer.empty()) {
+      tokenizer_gguf = fs::path(a->out).string() + ".tokenizer.tmp";
+      write_tokenizer_gguf(a->tokenizer, tokenizer_gguf);
+      args.insert(args.end(), {"--tokenizer-gguf", tokenizer_gguf.string()});
+    }
+    const int status = run_trainer(args);
+    if (!tokenizer_gguf.empty()) fs::remove(tokenizer_gguf);
+    exit_with(status);
+  });
+}
+
+}  // namespace afm::cli

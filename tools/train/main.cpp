@@ -1,0 +1,93 @@
+// `afm-train`: the libtorch trainer (`afm train pretrain|export` run it). Kept out of the `afm`
+// binary so that the runtime never links libtorch.
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "base/error.h"
+#include "gguf/types.h"
+#include "train/checkpoint.h"
+#include "train/gguf_export.h"
+#include "train/trainer.h"
+
+namespace {
+
+using namespace afm;
+using namespace afm::train;
+
+struct PretrainArgs {
+  std::string config, shards, out_dir;
+  RunOptions run;
+};
+
+void add_pretrain(CLI::App& app, PretrainArgs& a) {
+  CLI::App* cmd = app.add_subcommand("pretrain", "Pretrain a model from a JSON config");
+  cmd->add_option("--config", a.config, "Training configuration (docs/training.md)")->required();
+  cmd->add_option("--shards", a.shards, "Use this shard folder instead of the config's");
+  cmd->add_option("--out", a.out_dir, "Use this run folder instead of the config's");
+  cmd->add_option("--device", a.run.device, "cpu, cuda or cuda:N")->capture_default_str();
+  cmd->add_flag("--fresh", a.run.fresh, "Start from step 0 even if a checkpoint exists");
+  cmd->add_option("--stop-after", a.run.stop_after,
+                  "Stop (with a checkpoint) after this many steps of this run");
+  cmd->add_option("--peak-tflops", a.run.peak_tflops,
+                  "Peak dense TFLOP/s for MFU (default: 989 on CUDA, none on CPU)");
+  cmd->add_option("-t,--threads", a.run.threads, "CPU threads (default: all)");
+  cmd->add_flag("--json", a.run.json_stdout, "Print every log record as JSON on stdout");
+  cmd->callback([&a] {
+    TrainConfig config = load_train_config(a.config);
+    if (!a.shards.empty()) config.shards = a.shards;
+    if (!a.out_dir.empty()) config.out_dir = a.out_dir;
+    const RunResult r = run_pretraining(config, a.run);
+    if (!a.run.json_stdout)
+      std::printf("done: step %lld, loss %.4f, val loss %.4f, %.0f tokens/s\n",
+                  static_cast<long long>(r.steps_done), r.last_loss, r.val_loss,
+                  r.tokens_per_second);
+  });
+}
+
+struct ExportArgs {
+  std::string run_dir, out, type = "f32", tokenizer, name = "afm";
+};
+
+void add_export(CLI::App& app, ExportArgs& a) {
+  CLI::App* cmd = app.add_subcommand("export", "Write a checkpoint as a GGUF model file");
+  cmd->add_option("--run", a.run_dir, "Run folder holding checkpoint.pt and checkpoint.json")
+      ->required();
+  cmd->add_option("--out", a.out, "Output .gguf")->required();
+  cmd->add_option("--type", a.type, "f32, f16, bf16, q8_0 or q4_0")->capture_default_str();
+  cmd->add_option("--tokenizer-gguf", a.tokenizer, "GGUF whose tokenizer.* keys to copy");
+  cmd->add_option("--name", a.name, "general.name")->capture_default_str();
+  cmd->callback([&a] {
+    auto type = gguf::tensor_type_from_name(a.type);
+    if (!type) throw_error(ErrorCode::kInvalidArgument, "unknown --type " + a.type);
+    const TrainConfig config =
+        train_config_from_json(read_checkpoint_config(a.run_dir), /*base_dir=*/"");
+    auto model = make_language_model(config.model, config.seed);
+    load_checkpoint(a.run_dir, *model, nullptr);
+    export_gguf(*model, {*type, a.tokenizer, a.name}, a.out);
+    std::printf("wrote %s\n", a.out.c_str());
+  });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"afm-train: train AFM-style models with libtorch"};
+  app.require_subcommand(1);
+  PretrainArgs pretrain;
+  ExportArgs export_args;
+  add_pretrain(app, pretrain);
+  add_export(app, export_args);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "afm-train: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
