@@ -7,12 +7,14 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "base/progress.h"
 #include "train/batch_sampler.h"
 #include "train/checkpoint.h"
+#include "train/data_parallel.h"
 #include "train/language_model.h"
 #include "train/lr_schedule.h"
 #include "train/shard_stream.h"
@@ -110,11 +112,20 @@ std::string status_line(double loss, double tok_per_s, double mfu) {
   return buf;
 }
 
+// Each rank's CUDA device is cuda:<rank> when several ranks share a machine.
+torch::Device rank_device(const std::string& name, const DataParallel& dp) {
+  torch::Device device(name);
+  if (device.is_cuda() && dp.world_size() > 1 && !device.has_index())
+    return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(dp.rank()));
+  return device;
+}
+
 }  // namespace
 
 RunResult run_pretraining(const TrainConfig& c, const RunOptions& run) {
   if (run.threads > 0) torch::set_num_threads(run.threads);
-  const torch::Device device(run.device);
+  DataParallel dp(rank_layout_from_environment());
+  const torch::Device device = rank_device(run.device, dp);
   const bool cuda = device.is_cuda();
   const double peak = run.peak_tflops > 0 ? run.peak_tflops * 1e12 : (cuda ? 989e12 : 0.0);
 
@@ -132,24 +143,30 @@ RunResult run_pretraining(const TrainConfig& c, const RunOptions& run) {
   int64_t step = 0;
   if (!run.fresh && !c.out_dir.empty() && checkpoint_exists(c.out_dir))
     step = load_checkpoint(c.out_dir, *model, opt.get()).next_step;
+  dp.broadcast(model->parameters());  // identical by seed; made certain
 
-  JsonLog log(c.out_dir.empty() ? "." : c.out_dir, run.json_stdout);
-  const int64_t tokens_per_step = c.optim.batch_size * c.optim.grad_accum * c.seq_len;
+  std::optional<JsonLog> log;
+  if (dp.is_main()) log.emplace(c.out_dir.empty() ? "." : c.out_dir, run.json_stdout);
+  const int64_t tokens_per_step =
+      c.optim.batch_size * c.optim.grad_accum * c.seq_len * dp.world_size();
   const double flops_per_token = c.model.training_flops_per_token(c.seq_len);
-  if (step == 0)
-    log.write({{"event", "start"}, {"parameters", c.model.parameter_count()},
+  if (step == 0 && log)
+    log->write({{"event", "start"}, {"parameters", c.model.parameter_count()},
                {"active_parameters", c.model.parameter_count(true)},
                {"tokens_per_step", tokens_per_step}, {"train_tokens", data.train.size},
-               {"val_tokens", data.val.size}, {"device", run.device}, {"config", config_json}});
+               {"val_tokens", data.val.size}, {"device", run.device},
+               {"world_size", dp.world_size()}, {"config", config_json}});
 
   RunResult result;
-  ProgressBar bar("train", static_cast<uint64_t>(c.optim.steps), ProgressBar::Unit::kItems);
-  bar.update(static_cast<uint64_t>(step));
+  std::optional<ProgressBar> bar;
+  if (dp.is_main()) bar.emplace("train", static_cast<uint64_t>(c.optim.steps),
+                                ProgressBar::Unit::kItems);
+  if (bar) bar->update(static_cast<uint64_t>(step));
   const auto start = Clock::now();
   int64_t steps_this_run = 0;
   CheckpointInfo last{step, 0};
   auto checkpoint = [&](double loss) {
-    if (c.out_dir.empty()) return;
+    if (c.out_dir.empty() || !dp.is_main()) return;
     last = {step, loss};
     save_checkpoint(c.out_dir, *model, *opt, last, config_json);
   };
@@ -160,13 +177,18 @@ RunResult run_pretraining(const TrainConfig& c, const RunOptions& run) {
     opt->zero_grad();
     double loss = 0;
     for (int64_t micro = 0; micro < c.optim.grad_accum; ++micro) {
+      // Micro-batch m of rank r is global micro-batch m * world + r: W ranks with A
+      // micro-batches each see exactly the batches of one rank with W * A.
+      const int64_t global_micro = micro * dp.world_size() + dp.rank();
       torch::Tensor batch =
-          training_batch(data.train, c.optim.batch_size, c.seq_len, {c.seed, step, micro, 0})
+          training_batch(data.train, c.optim.batch_size, c.seq_len, {c.seed, step, global_micro, 0})
               .to(device);
       StepLoss l = batch_loss(*model, batch, cuda);
       (l.total / static_cast<double>(c.optim.grad_accum)).backward();
       loss += l.lm / static_cast<double>(c.optim.grad_accum);
     }
+    dp.average_gradients(model->parameters());
+    loss = dp.average(loss);
     // Clipping at infinity still returns the norm: a non-finite gradient stops the run too.
     const double max_norm = c.optim.grad_clip > 0 ? c.optim.grad_clip
                                                   : std::numeric_limits<double>::infinity();
@@ -185,15 +207,17 @@ RunResult run_pretraining(const TrainConfig& c, const RunOptions& run) {
     result.tokens_per_second = static_cast<double>(steps_this_run * tokens_per_step) / secs;
     result.mfu = peak > 0 ? result.tokens_per_second * flops_per_token / peak : 0;
     result.last_loss = loss;
-    bar.set_detail(status_line(loss, result.tokens_per_second, result.mfu));
-    bar.update(static_cast<uint64_t>(step));
-    if (step % c.log_every == 0 || step == c.optim.steps)
-      log.write({{"step", step}, {"loss", loss}, {"lr", lr}, {"grad_norm", grad_norm},
+    if (bar) {
+      bar->set_detail(status_line(loss, result.tokens_per_second, result.mfu));
+      bar->update(static_cast<uint64_t>(step));
+    }
+    if (log && (step % c.log_every == 0 || step == c.optim.steps))
+      log->write({{"step", step}, {"loss", loss}, {"lr", lr}, {"grad_norm", grad_norm},
                  {"tokens", step * tokens_per_step}, {"tokens_per_s", result.tokens_per_second},
                  {"mfu", result.mfu}, {"elapsed_s", secs}});
-    if ((c.eval_every > 0 && step % c.eval_every == 0) || step == c.optim.steps) {
+    if (log && ((c.eval_every > 0 && step % c.eval_every == 0) || step == c.optim.steps)) {
       result.val_loss = evaluate(*model, data.val, c, device);
-      log.write({{"step", step}, {"val_loss", result.val_loss},
+      log->write({{"step", step}, {"val_loss", result.val_loss},
                  {"val_ppl", std::exp(result.val_loss)}});
     }
     const bool stopping = run.stop_after > 0 && steps_this_run >= run.stop_after;
@@ -202,7 +226,7 @@ RunResult run_pretraining(const TrainConfig& c, const RunOptions& run) {
       checkpoint(loss);
     if (stopping) break;
   }
-  bar.finish();
+  if (bar) bar->finish();
   result.steps_done = step;
   return result;
 }

@@ -1,6 +1,7 @@
 // `afm-train`: the libtorch trainer (`afm train pretrain|export` run it). Kept out of the `afm`
 // binary so that the runtime never links libtorch.
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -12,6 +13,7 @@
 #include "train/checkpoint.h"
 #include "train/gguf_export.h"
 #include "train/trainer.h"
+#include "launcher.h"
 
 namespace {
 
@@ -20,6 +22,10 @@ using namespace afm::train;
 
 struct PretrainArgs {
   std::string config, shards, out_dir;
+  int nproc = 1;
+  int argc = 0;
+  char** argv = nullptr;
+  int launcher_status = 0;
   RunOptions run;
 };
 
@@ -36,12 +42,22 @@ void add_pretrain(CLI::App& app, PretrainArgs& a) {
                   "Peak dense TFLOP/s for MFU (default: 989 on CUDA, none on CPU)");
   cmd->add_option("-t,--threads", a.run.threads, "CPU threads (default: all)");
   cmd->add_flag("--json", a.run.json_stdout, "Print every log record as JSON on stdout");
+  cmd->add_option("--nproc", a.nproc,
+                  "Start this many local ranks (data parallel over Gloo; CUDA rank r uses "
+                  "cuda:r); or set RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT as torchrun does")
+      ->check(CLI::Range(1, 4096));
   cmd->callback([&a] {
+    // The launcher's own process only starts the ranks; each rank runs this same command.
+    if (a.nproc > 1 && std::getenv("WORLD_SIZE") == nullptr) {
+      a.launcher_status = launch_local_ranks(a.nproc, a.argc, a.argv);
+      return;
+    }
     TrainConfig config = load_train_config(a.config);
     if (!a.shards.empty()) config.shards = a.shards;
     if (!a.out_dir.empty()) config.out_dir = a.out_dir;
     const RunResult r = run_pretraining(config, a.run);
-    if (!a.run.json_stdout)
+    const char* rank = std::getenv("RANK");
+    if (!a.run.json_stdout && (rank == nullptr || std::string(rank) == "0"))
       std::printf("done: step %lld, loss %.4f, val loss %.4f, %.0f tokens/s\n",
                   static_cast<long long>(r.steps_done), r.last_loss, r.val_loss,
                   r.tokens_per_second);
@@ -78,11 +94,14 @@ int main(int argc, char** argv) {
   CLI::App app{"afm-train: train AFM-style models with libtorch"};
   app.require_subcommand(1);
   PretrainArgs pretrain;
+  pretrain.argc = argc;
+  pretrain.argv = argv;
   ExportArgs export_args;
   add_pretrain(app, pretrain);
   add_export(app, export_args);
   try {
     app.parse(argc, argv);
+    if (pretrain.launcher_status != 0) return pretrain.launcher_status;
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const std::exception& e) {

@@ -1,0 +1,82 @@
+#include "launcher.h"
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+
+extern char** environ;
+
+namespace afm::train {
+namespace {
+
+// A TCP port that was free a moment ago, for rank 0's rendezvous store.
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    if (fd >= 0) close(fd);
+    throw_error(ErrorCode::kIo, "cannot find a free TCP port for the ranks' rendezvous");
+  }
+  const int port = ntohs(addr.sin_port);
+  close(fd);
+  return port;
+}
+
+pid_t spawn_rank(int rank, int nproc, int port, char** argv) {
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string s = *e;
+    if (s.rfind("RANK=", 0) && s.rfind("WORLD_SIZE=", 0) && s.rfind("MASTER_ADDR=", 0) &&
+        s.rfind("MASTER_PORT=", 0))
+      env_strings.push_back(s);
+  }
+  env_strings.push_back("RANK=" + std::to_string(rank));
+  env_strings.push_back("WORLD_SIZE=" + std::to_string(nproc));
+  env_strings.push_back("MASTER_ADDR=127.0.0.1");
+  env_strings.push_back("MASTER_PORT=" + std::to_string(port));
+  std::vector<char*> env;
+  for (std::string& s : env_strings) env.push_back(s.data());
+  env.push_back(nullptr);
+  pid_t pid;
+  if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv, env.data()) != 0)
+    throw_error(ErrorCode::kIo, "cannot start rank " + std::to_string(rank));
+  return pid;
+}
+
+}  // namespace
+
+int launch_local_ranks(int nproc, int argc, char** argv) {
+  const int port = free_port();
+  std::vector<pid_t> ranks;
+  for (int r = 0; r < nproc; ++r) ranks.push_back(spawn_rank(r, nproc, port, argv));
+  int result = 0;
+  for (size_t done = 0; done < ranks.size(); ++done) {
+    int status = 0;
+    const pid_t pid = wait(&status);
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (code != 0 && result == 0) {
+      result = code;
+      std::fprintf(stderr, "afm-train: a rank (pid %d) failed with status %d; stopping the rest\n",
+                   static_cast<int>(pid), code);
+      for (pid_t other : ranks)
+        if (other != pid) kill(other, SIGTERM);
+    }
+  }
+  (void)argc;
+  return result;
+}
+
+}  // namespace afm::train
