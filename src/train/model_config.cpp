@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "train/json_fields.h"
 
 namespace afm::train {
 namespace {
@@ -13,19 +14,9 @@ namespace {
   throw_error(ErrorCode::kInvalidArgument, "model config /" + field + ": " + rule);
 }
 
-// Reads an optional field into `out`, rejecting values of the wrong JSON type.
 template <typename T>
 void read(const nlohmann::json& j, const char* name, T& out) {
-  auto it = j.find(name);
-  if (it == j.end()) return;
-  if constexpr (std::is_same_v<T, std::string>) {
-    if (!it->is_string()) invalid(name, "must be a string");
-  } else if constexpr (std::is_integral_v<T>) {
-    if (!it->is_number_integer()) invalid(name, "must be an integer");
-  } else {
-    if (!it->is_number()) invalid(name, "must be a number");
-  }
-  out = it->get<T>();
+  read_json_field(j, "", name, out, "model config");
 }
 
 void require_positive(int64_t v, const char* name) {

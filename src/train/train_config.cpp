@@ -6,6 +6,7 @@
 #include <set>
 
 #include "base/error.h"
+#include "train/json_fields.h"
 
 namespace afm::train {
 namespace {
@@ -23,17 +24,7 @@ void reject_unknown(const nlohmann::json& j, const std::string& where,
 
 template <typename T>
 void read(const nlohmann::json& j, const std::string& where, const char* name, T& out) {
-  auto it = j.find(name);
-  if (it == j.end()) return;
-  const std::string at = where + "/" + name;
-  if constexpr (std::is_same_v<T, std::string>) {
-    if (!it->is_string()) invalid(at, "must be a string");
-  } else if constexpr (std::is_integral_v<T>) {
-    if (!it->is_number_integer()) invalid(at, "must be an integer");
-  } else {
-    if (!it->is_number()) invalid(at, "must be a number");
-  }
-  out = it->get<T>();
+  read_json_field(j, where, name, out, "train config");
 }
 
 std::string resolve(const std::string& path, const std::string& base_dir) {
