@@ -18,7 +18,7 @@ std::string checkpoint_path(const std::string& dir) {
 
 bool checkpoint_exists(const std::string& dir) { return fs::exists(checkpoint_path(dir)); }
 
-void save_checkpoint(const std::string& dir, LanguageModel& model, torch::optim::Optimizer& opt,
+void save_checkpoint(const std::string& dir, LanguageModel& model, const AdamW& opt,
                      const CheckpointInfo& info, const nlohmann::json& config) {
   const std::string path = checkpoint_path(dir);
   const std::string tmp = path + ".tmp." + std::to_string(getpid());
@@ -27,9 +27,7 @@ void save_checkpoint(const std::string& dir, LanguageModel& model, torch::optim:
     torch::serialize::OutputArchive archive;
     for (const NamedParameter& p : model.gguf_parameters())
       archive.write("param/" + p.gguf_name, p.tensor.detach().cpu());
-    torch::serialize::OutputArchive opt_archive;
-    opt.save(opt_archive);
-    archive.write("optimizer", opt_archive);
+    opt.save(archive);
     archive.write("next_step", torch::tensor(info.next_step, torch::kInt64));
     archive.write("loss", torch::tensor(info.loss, torch::kFloat64));
     archive.save_to(tmp);
@@ -54,8 +52,7 @@ nlohmann::json read_checkpoint_config(const std::string& dir) {
   }
 }
 
-CheckpointInfo load_checkpoint(const std::string& dir, LanguageModel& model,
-                               torch::optim::Optimizer* opt) {
+CheckpointInfo load_checkpoint(const std::string& dir, LanguageModel& model, AdamW* opt) {
   const std::string path = checkpoint_path(dir);
   torch::serialize::InputArchive archive;
   try {
@@ -76,10 +73,11 @@ CheckpointInfo load_checkpoint(const std::string& dir, LanguageModel& model,
     p.tensor.copy_(t);
   }
   if (opt != nullptr) {
-    torch::serialize::InputArchive opt_archive;
-    if (!archive.try_read("optimizer", opt_archive))
-      throw_error(ErrorCode::kFormat, path + ": no optimizer state");
-    opt->load(opt_archive);
+    try {
+      opt->load(archive);
+    } catch (const Error& e) {
+      throw_error(ErrorCode::kFormat, path + ": " + e.what());
+    }
   }
   torch::Tensor step, loss;
   if (!archive.try_read("next_step", step) || !archive.try_read("loss", loss))

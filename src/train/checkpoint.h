@@ -14,6 +14,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <torch/torch.h>
 
+#include "train/adamw.h"
 #include "train/language_model.h"
 
 namespace afm::train {
@@ -26,14 +27,13 @@ struct CheckpointInfo {
 std::string checkpoint_path(const std::string& dir);
 bool checkpoint_exists(const std::string& dir);
 
-void save_checkpoint(const std::string& dir, LanguageModel& model, torch::optim::Optimizer& opt,
+void save_checkpoint(const std::string& dir, LanguageModel& model, const AdamW& opt,
                      const CheckpointInfo& info, const nlohmann::json& config);
 
 // The training configuration saved with the checkpoint (checkpoint.json's "config").
 nlohmann::json read_checkpoint_config(const std::string& dir);
 
 // Loads parameters (and the optimiser state when `opt` is not null) onto the model's device.
-CheckpointInfo load_checkpoint(const std::string& dir, LanguageModel& model,
-                               torch::optim::Optimizer* opt);
+CheckpointInfo load_checkpoint(const std::string& dir, LanguageModel& model, AdamW* opt);
 
 }  // namespace afm::train

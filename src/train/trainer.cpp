@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "base/progress.h"
+#include "train/adamw.h"
 #include "train/batch_sampler.h"
 #include "train/checkpoint.h"
 #include "train/data_parallel.h"
@@ -25,31 +26,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::unique_ptr<torch::optim::AdamW> make_optimizer(const LanguageModel& model,
-                                                    const OptimConfig& o) {
-  std::vector<torch::Tensor> decay, no_decay;
-  for (const NamedParameter& p : model.gguf_parameters())
-    (p.decay ? decay : no_decay).push_back(p.tensor);
-  auto options = [&](double wd) {
-    return std::make_unique<torch::optim::AdamWOptions>(
-        torch::optim::AdamWOptions(o.lr).betas({o.beta1, o.beta2}).eps(o.eps).weight_decay(wd));
-  };
-  std::vector<torch::optim::OptimizerParamGroup> groups;
-  groups.emplace_back(decay, options(o.weight_decay));
-  groups.emplace_back(no_decay, options(0.0));
-  return std::make_unique<torch::optim::AdamW>(groups,
-                                               torch::optim::AdamWOptions(o.lr));
-}
-
-void set_learning_rate(torch::optim::Optimizer& opt, double lr) {
-  for (auto& group : opt.param_groups())
-    static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
-}
-
 // Mean next-token cross-entropy of a (B, T + 1) window batch, plus the model's auxiliary loss.
 struct StepLoss {
   torch::Tensor total;  // what backward() runs on
-  double lm = 0;        // the language-model loss alone
+  torch::Tensor lm;     // the language-model loss alone (detached; read once per step)
 };
 
 StepLoss batch_loss(LanguageModel& model, const torch::Tensor& batch, bool autocast) {
@@ -59,7 +39,7 @@ StepLoss batch_loss(LanguageModel& model, const torch::Tensor& batch, bool autoc
   torch::Tensor logits = model.forward(input);
   torch::Tensor lm = torch::nn::functional::cross_entropy(
       logits.reshape({-1, logits.size(-1)}), target.reshape({-1}));
-  return {lm + model.aux_loss(), lm.item<double>()};
+  return {lm + model.aux_loss(), lm.detach()};
 }
 
 double evaluate(LanguageModel& model, const TokenStream& val, const TrainConfig& c,
@@ -69,7 +49,7 @@ double evaluate(LanguageModel& model, const TokenStream& val, const TrainConfig&
   for (int64_t i = 0; i < c.eval_batches; ++i) {
     torch::Tensor batch =
         evaluation_batch(val, c.optim.batch_size, c.seq_len, i, c.eval_batches).to(device);
-    sum += batch_loss(model, batch, device.is_cuda()).lm;
+    sum += batch_loss(model, batch, device.is_cuda()).lm.item<double>();
   }
   return sum / static_cast<double>(c.eval_batches);
 }
@@ -138,11 +118,12 @@ RunResult run_pretraining(const TrainConfig& c, const RunOptions& run) {
 
   std::shared_ptr<LanguageModel> model = make_language_model(c.model, c.seed);
   model->to(device);
-  auto opt = make_optimizer(*model, c.optim);
+  AdamW opt(model->gguf_parameters(), {c.optim.lr, c.optim.beta1, c.optim.beta2, c.optim.eps,
+                                        c.optim.weight_decay});
   const nlohmann::json config_json = c.to_json();
   int64_t step = 0;
   if (!run.fresh && !c.out_dir.empty() && checkpoint_exists(c.out_dir))
-    step = load_checkpoint(c.out_dir, *model, opt.get()).next_step;
+    step = load_checkpoint(c.out_dir, *model, &opt).next_step;
   dp.broadcast(model->parameters());  // identical by seed; made certain
 
   std::optional<JsonLog> log;
@@ -168,14 +149,14 @@ RunResult run_pretraining(const TrainConfig& c, const RunOptions& run) {
   auto checkpoint = [&](double loss) {
     if (c.out_dir.empty() || !dp.is_main()) return;
     last = {step, loss};
-    save_checkpoint(c.out_dir, *model, *opt, last, config_json);
+    save_checkpoint(c.out_dir, *model, opt, last, config_json);
   };
   while (step < c.optim.steps) {
     const double lr = learning_rate_at(step, c.optim.lr, c.optim.min_lr, c.optim.warmup_steps,
                                        c.optim.steps);
-    set_learning_rate(*opt, lr);
-    opt->zero_grad();
-    double loss = 0;
+    opt.set_lr(lr);
+    opt.zero_grad();
+    torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().device(device));
     for (int64_t micro = 0; micro < c.optim.grad_accum; ++micro) {
       // Micro-batch m of rank r is global micro-batch m * world + r: W ranks with A
       // micro-batches each see exactly the batches of one rank with W * A.
@@ -185,14 +166,14 @@ RunResult run_pretraining(const TrainConfig& c, const RunOptions& run) {
               .to(device);
       StepLoss l = batch_loss(*model, batch, cuda);
       (l.total / static_cast<double>(c.optim.grad_accum)).backward();
-      loss += l.lm / static_cast<double>(c.optim.grad_accum);
+      loss_sum += l.lm.to(torch::kFloat32);
     }
     dp.average_gradients(model->parameters());
-    loss = dp.average(loss);
+    const double loss = dp.average(loss_sum.item<double>() / static_cast<double>(c.optim.grad_accum));
     // Clipping at infinity still returns the norm: a non-finite gradient stops the run too.
     const double max_norm = c.optim.grad_clip > 0 ? c.optim.grad_clip
                                                   : std::numeric_limits<double>::infinity();
-    const double grad_norm = torch::nn::utils::clip_grad_norm_(model->parameters(), max_norm);
+    const double grad_norm = clip_gradient_norm(model->parameters(), max_norm);
     if (!std::isfinite(loss) || !std::isfinite(grad_norm)) {
       throw_error(ErrorCode::kInternal,
                   "loss " + std::to_string(loss) + ", gradient norm " +
@@ -200,7 +181,7 @@ RunResult run_pretraining(const TrainConfig& c, const RunOptions& run) {
                       ": stopped without saving (last checkpoint: step " +
                       std::to_string(last.next_step) + " in " + c.out_dir + ")");
     }
-    opt->step();
+    opt.step();
     ++step, ++steps_this_run;
 
     const double secs = std::chrono::duration<double>(Clock::now() - start).count();
