@@ -4,12 +4,21 @@
 
 #include "base/error.h"
 
+// Transports this build has: Gloo when its headers are installed (Debian libgloo-dev), NCCL
+// when CMake found nccl.h next to a CUDA libtorch (AFM_WITH_NCCL).
 #if __has_include(<gloo/context.h>) && __has_include(<torch/csrc/distributed/c10d/TCPStore.hpp>)
 #define AFM_HAVE_GLOO 1
 #ifndef USE_C10D_GLOO
 #define USE_C10D_GLOO
 #endif
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
+#ifdef AFM_WITH_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+#if defined(AFM_HAVE_GLOO) || defined(AFM_WITH_NCCL)
+#define AFM_HAVE_PROCESS_GROUPS 1
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #endif
 
@@ -55,9 +64,28 @@ RankLayout rank_layout_from_environment() {
   return l;
 }
 
-#ifdef AFM_HAVE_GLOO
+#ifdef AFM_HAVE_PROCESS_GROUPS
+// CUDA tensors go through NCCL where this build has it; everything else through Gloo.
 struct DataParallel::Group {
+#ifdef AFM_HAVE_GLOO
   c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+#endif
+#ifdef AFM_WITH_NCCL
+  c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;
+#endif
+  template <typename Fn>
+  void run(torch::Tensor& t, Fn fn) {
+    std::vector<torch::Tensor> v{t};
+#ifdef AFM_WITH_NCCL
+    if (t.is_cuda() && nccl) return fn(*nccl, v);
+#endif
+#ifdef AFM_HAVE_GLOO
+    if (gloo) return fn(*gloo, v);
+#endif
+    throw_error(ErrorCode::kUnsupported,
+                std::string("no transport for ") + (t.is_cuda() ? "CUDA" : "CPU") +
+                    " tensors in this build (Gloo needs libgloo-dev; NCCL needs CUDA)");
+  }
 };
 
 bool DataParallel::transport_available() { return true; }
@@ -69,25 +97,35 @@ DataParallel::DataParallel(const RankLayout& layout) : layout_(layout) {
   store_options.isServer = layout_.rank == 0;
   store_options.numWorkers = static_cast<size_t>(layout_.world_size);
   auto store = c10::make_intrusive<c10d::TCPStore>(layout_.master_addr, store_options);
+  group_ = std::make_unique<Group>();
+#ifdef AFM_HAVE_GLOO
   auto options = c10d::ProcessGroupGloo::Options::create();
   options->devices.push_back(
       c10d::ProcessGroupGloo::createDeviceForHostname(layout_.master_addr));
-  group_ = std::make_unique<Group>();
-  group_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(store, layout_.rank,
-                                                             layout_.world_size, options);
+  group_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(
+      c10::make_intrusive<c10d::PrefixStore>("gloo", store), layout_.rank, layout_.world_size,
+      options);
+#endif
+#ifdef AFM_WITH_NCCL
+  if (torch::cuda::is_available()) {
+    group_->nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(
+        c10::make_intrusive<c10d::PrefixStore>("nccl", store), layout_.rank,
+        layout_.world_size);
+  }
+#endif
 }
 
 void DataParallel::all_reduce_sum(torch::Tensor& flat) {
-  std::vector<torch::Tensor> tensors{flat};
-  group_->gloo->allreduce(tensors)->wait();
+  group_->run(flat, [](auto& group, std::vector<torch::Tensor>& v) { group.allreduce(v)->wait(); });
 }
 
 void DataParallel::broadcast(const std::vector<torch::Tensor>& tensors) {
   if (layout_.world_size == 1) return;
   torch::NoGradGuard no_grad;
   through_flat_buffer(tensors, [&](torch::Tensor& flat) {
-    std::vector<torch::Tensor> v{flat};
-    group_->gloo->broadcast(v)->wait();  // root 0 by default
+    group_->run(flat, [](auto& group, std::vector<torch::Tensor>& v) {
+      group.broadcast(v)->wait();  // root 0 by default
+    });
   });
 }
 #else
@@ -99,14 +137,19 @@ DataParallel::DataParallel(const RankLayout& layout) : layout_(layout) {
   if (layout_.world_size > 1)
     throw_error(ErrorCode::kUnsupported,
                 "WORLD_SIZE=" + std::to_string(layout_.world_size) +
-                    ": this afm-train was built without Gloo (libgloo-dev), one process only");
+                    ": this afm-train has no process-group transport (Gloo needs libgloo-dev, "
+                    "NCCL a CUDA libtorch): one process only");
 }
 
 void DataParallel::all_reduce_sum(torch::Tensor&) {}
 void DataParallel::broadcast(const std::vector<torch::Tensor>&) {}
 #endif
 
-DataParallel::~DataParallel() = default;
+DataParallel::~DataParallel() {
+#if defined(AFM_WITH_NCCL) && TORCH_VERSION_MAJOR >= 2
+  if (group_ && group_->nccl) group_->nccl->shutdown();  // NCCL wants an orderly teardown
+#endif
+}
 
 void DataParallel::average_gradients(const std::vector<torch::Tensor>& params) {
   if (layout_.world_size == 1) return;
@@ -119,9 +162,9 @@ void DataParallel::average_gradients(const std::vector<torch::Tensor>& params) {
   });
 }
 
-double DataParallel::average(double value) {
+double DataParallel::average(double value, const torch::Device& device) {
   if (layout_.world_size == 1) return value;
-  torch::Tensor t = torch::tensor({value}, torch::kFloat64);
+  torch::Tensor t = torch::tensor({value}, torch::kFloat64).to(device);
   all_reduce_sum(t);
   return t.item<double>() / layout_.world_size;
 }

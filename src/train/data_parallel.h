@@ -1,8 +1,9 @@
 // Data parallelism over processes through torch.distributed's C++ process groups (c10d):
 // every rank holds the whole model, draws its own micro-batches, and gradients are averaged
 // with one all-reduce per step before clipping and the optimiser step, so all ranks keep
-// identical weights. The transport is Gloo (CPU tensors, and CUDA tensors staged through the
-// host); builds without Gloo's headers support one process only.
+// identical weights. The transport is NCCL for CUDA tensors when the build has it (libtorch
+// with CUDA and nccl.h found), otherwise Gloo (CPU tensors, and CUDA tensors staged through
+// the host); builds without Gloo's headers support one process only.
 //
 // The rank layout comes from the environment, as torchrun sets it: RANK, WORLD_SIZE,
 // MASTER_ADDR (default 127.0.0.1), MASTER_PORT (default 29500). `afm-train pretrain --nproc N`
@@ -42,8 +43,8 @@ class DataParallel {
 
   // Gradients of `params` become their mean over ranks (one flat all-reduce).
   void average_gradients(const std::vector<torch::Tensor>& params);
-  // The mean of a scalar over ranks.
-  double average(double value);
+  // The mean of a scalar over ranks (communicated as a tensor on `device`).
+  double average(double value, const torch::Device& device);
   // Rank 0's values of `tensors` on every rank.
   void broadcast(const std::vector<torch::Tensor>& tensors);
 

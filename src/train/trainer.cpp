@@ -95,8 +95,14 @@ std::string status_line(double loss, double tok_per_s, double mfu) {
 // Each rank's CUDA device is cuda:<rank> when several ranks share a machine.
 torch::Device rank_device(const std::string& name, const DataParallel& dp) {
   torch::Device device(name);
-  if (device.is_cuda() && dp.world_size() > 1 && !device.has_index())
+  if (device.is_cuda() && dp.world_size() > 1 && !device.has_index()) {
+    const int64_t gpus = static_cast<int64_t>(torch::cuda::device_count());
+    if (dp.rank() >= gpus)
+      throw_error(ErrorCode::kInvalidArgument,
+                  "rank " + std::to_string(dp.rank()) + " has no GPU of its own (" +
+                      std::to_string(gpus) + " visible): use at most that many ranks");
     return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(dp.rank()));
+  }
   return device;
 }
 
@@ -169,7 +175,8 @@ RunResult run_pretraining(const TrainConfig& c, const RunOptions& run) {
       loss_sum += l.lm.to(torch::kFloat32);
     }
     dp.average_gradients(model->parameters());
-    const double loss = dp.average(loss_sum.item<double>() / static_cast<double>(c.optim.grad_accum));
+    const double loss =
+        dp.average(loss_sum.item<double>() / static_cast<double>(c.optim.grad_accum), device);
     // Clipping at infinity still returns the norm: a non-finite gradient stops the run too.
     const double max_norm = c.optim.grad_clip > 0 ? c.optim.grad_clip
                                                   : std::numeric_limits<double>::infinity();
