@@ -1,0 +1,73 @@
+// Incremental recogniser over bytes for a compiled Grammar: an Earley parser.
+//
+// Why Earley: schema grammars are recursive ($ref), ambiguous (anyOf branches sharing a
+// prefix) and full of counted repetition (maxLength, maxItems). Earley handles all three
+// without grammar rewriting. Repetition productions keep their count in the item's dot
+// (saturated at `min` when unbounded), so `x{0,1000}` costs one item per position, not 1000.
+// Empty derivations use the Aycock-Horspool rule (advance over nullable nonterminals when
+// predicting them), so completions never need to revisit the set being built.
+//
+// State: one Earley set per consumed byte, stored back to back in one vector. rollback(n)
+// truncates; copying a matcher copies two flat vectors. Because Grammar::build() removes
+// unproductive productions, every state the matcher can reach extends to a complete match:
+// allowed_next_bytes() is empty only when is_complete() is true (or the language is empty).
+//
+// Thread safety: a ByteMatcher is single-threaded; many matchers may share one Grammar.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "guided/grammar.h"
+
+namespace afm::guided {
+
+class ByteMatcher {
+ public:
+  explicit ByteMatcher(std::shared_ptr<const Grammar> grammar);
+
+  // Consumes one byte if the grammar allows it; on false the state is unchanged.
+  bool accept_byte(uint8_t byte);
+  // Consumes all bytes or none (rolls back a partial match); returns whether it consumed.
+  bool accept_bytes(std::string_view bytes);
+  // Forgets the last n consumed bytes (n <= consumed()).
+  void rollback(size_t n);
+  // True when the bytes consumed so far form a complete sentence of the grammar.
+  bool is_complete() const;
+  // The bytes accept_byte() would take now.
+  ByteSet allowed_next_bytes() const;
+  size_t consumed() const { return set_begin_.size() - 1; }
+  const Grammar& grammar() const { return *grammar_; }
+
+  // Convenience: does the whole text match from the start state?
+  static bool matches(std::shared_ptr<const Grammar> grammar, std::string_view text);
+
+ private:
+  struct Item {
+    uint32_t prod;
+    uint32_t dot;     // sequence: symbols matched; repetition: copies matched (saturated)
+    uint32_t origin;  // index of the set where this item was predicted
+    bool operator==(const Item&) const = default;
+  };
+  struct ItemHash {
+    size_t operator()(const Item& i) const {
+      uint64_t h = (uint64_t{i.prod} * 0x9E3779B97F4A7C15ull) ^ (uint64_t{i.dot} << 32) ^ i.origin;
+      return static_cast<size_t>(h ^ (h >> 29));
+    }
+  };
+  class SetBuilder;
+
+  // The symbol the item waits for; false when it cannot advance.
+  bool next_symbol(const Item& item, Symbol* out) const;
+  bool complete(const Item& item) const;
+  Item advanced(const Item& item) const;
+
+  std::shared_ptr<const Grammar> grammar_;
+  std::vector<Item> items_;
+  std::vector<uint32_t> set_begin_;  // set k is items_[set_begin_[k] .. set_begin_[k+1])
+};
+
+}  // namespace afm::guided

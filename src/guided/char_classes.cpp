@@ -1,0 +1,171 @@
+// Code point sets and their byte-level encodings.
+#include "guided/char_classes.h"
+
+#include <algorithm>
+
+#include "base/error.h"
+
+namespace afm::guided {
+
+namespace {
+
+constexpr uint32_t kSurrogateLo = 0xD800, kSurrogateHi = 0xDFFF;
+
+std::string utf8(uint32_t cp) {
+  std::string out;
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+  return out;
+}
+
+bool json_needs_escape(uint32_t cp) { return cp < 0x20 || cp == '"' || cp == '\\'; }
+
+// Code points [lo, hi] that all have the same UTF-8 length and no surrogates.
+Expr utf8_range(GrammarBuilder& b, uint32_t lo, uint32_t hi) {
+  return lexicographic_range(b, utf8(lo), utf8(hi), 0x80, 0xBF);
+}
+
+void append_utf8_ranges(GrammarBuilder& b, uint32_t lo, uint32_t hi, std::vector<Expr>& out) {
+  static constexpr uint32_t kLengthEnds[] = {0x7F, 0x7FF, 0xFFFF, kMaxCodePoint};
+  for (uint32_t end : kLengthEnds) {
+    if (lo > hi) return;
+    if (lo > end) continue;
+    uint32_t piece_hi = std::min(hi, end);
+    // Split around the surrogate block, which lies inside the 3-byte range.
+    if (lo <= kSurrogateHi && piece_hi >= kSurrogateLo) {
+      if (lo < kSurrogateLo) out.push_back(utf8_range(b, lo, kSurrogateLo - 1));
+      if (piece_hi > kSurrogateHi) out.push_back(utf8_range(b, kSurrogateHi + 1, piece_hi));
+    } else {
+      out.push_back(utf8_range(b, lo, piece_hi));
+    }
+    lo = piece_hi + 1;
+  }
+}
+
+}  // namespace
+
+CodePointSet CodePointSet::all() { return of(0, kMaxCodePoint); }
+
+void CodePointSet::add(uint32_t lo, uint32_t hi) {
+  hi = std::min(hi, kMaxCodePoint);
+  if (lo > hi) return;
+  ranges_.emplace_back(lo, hi);
+  normalize();
+}
+
+void CodePointSet::add(const CodePointSet& other) {
+  ranges_.insert(ranges_.end(), other.ranges_.begin(), other.ranges_.end());
+  normalize();
+}
+
+void CodePointSet::normalize() {
+  std::sort(ranges_.begin(), ranges_.end());
+  std::vector<std::pair<uint32_t, uint32_t>> merged;
+  for (auto r : ranges_) {
+    if (!merged.empty() && r.first <= merged.back().second + 1) {
+      merged.back().second = std::max(merged.back().second, r.second);
+    } else {
+      merged.push_back(r);
+    }
+  }
+  ranges_ = std::move(merged);
+}
+
+CodePointSet CodePointSet::complement() const {
+  CodePointSet out;
+  uint32_t next = 0;
+  for (auto [lo, hi] : ranges_) {
+    if (lo > next) out.ranges_.emplace_back(next, lo - 1);
+    next = hi + 1;
+  }
+  if (next <= kMaxCodePoint) out.ranges_.emplace_back(next, kMaxCodePoint);
+  return out;
+}
+
+bool CodePointSet::contains(uint32_t cp) const {
+  for (auto [lo, hi] : ranges_) {
+    if (cp >= lo && cp <= hi) return true;
+  }
+  return false;
+}
+
+std::string encode_code_point(uint32_t cp, CharEncoding encoding) {
+  if (encoding == CharEncoding::kUtf8 || !json_needs_escape(cp)) return utf8(cp);
+  switch (cp) {
+    case '"': return "\\\"";
+    case '\\': return "\\\\";
+    case '\b': return "\\b";
+    case '\f': return "\\f";
+    case '\n': return "\\n";
+    case '\r': return "\\r";
+    case '\t': return "\\t";
+    default: {
+      const char* hex = "0123456789abcdef";
+      return std::string("\\u00") + hex[cp >> 4] + hex[cp & 15];
+    }
+  }
+}
+
+Expr encode_char_class(GrammarBuilder& b, const CodePointSet& set, CharEncoding encoding) {
+  std::vector<Expr> options;
+  ByteSet ascii;  // single-byte encodings collapse into one terminal
+  for (auto [lo, hi] : set.ranges()) {
+    for (uint32_t cp = lo; cp <= std::min(hi, uint32_t{0x7F}); ++cp) {
+      if (encoding == CharEncoding::kJsonString && json_needs_escape(cp)) {
+        options.push_back(b.literal(encode_code_point(cp, encoding)));
+      } else {
+        ascii.set(static_cast<uint8_t>(cp));
+      }
+    }
+    if (hi >= 0x80) append_utf8_ranges(b, std::max(lo, uint32_t{0x80}), hi, options);
+  }
+  if (!ascii.empty()) options.insert(options.begin(), b.bytes(ascii));
+  return b.alt(std::move(options));
+}
+
+Expr lexicographic_range(GrammarBuilder& b, std::string_view lo, std::string_view hi,
+                         uint8_t digit_min, uint8_t digit_max) {
+  AFM_CHECK(lo.size() == hi.size() && !lo.empty());
+  const uint8_t l0 = static_cast<uint8_t>(lo[0]), h0 = static_cast<uint8_t>(hi[0]);
+  if (l0 > h0) return b.nothing();
+  if (lo.size() == 1) return b.byte_range(l0, h0);
+  const std::string_view lo_rest = lo.substr(1), hi_rest = hi.substr(1);
+  if (l0 == h0) {
+    return b.seq({b.byte_range(l0, l0), lexicographic_range(b, lo_rest, hi_rest, digit_min,
+                                                            digit_max)});
+  }
+  const std::string all_min(lo_rest.size(), static_cast<char>(digit_min));
+  const std::string all_max(lo_rest.size(), static_cast<char>(digit_max));
+  const Expr any_rest =
+      b.repeat(b.byte_range(digit_min, digit_max), static_cast<uint32_t>(lo_rest.size()),
+               static_cast<uint32_t>(lo_rest.size()));
+  std::vector<Expr> options;
+  uint8_t mid_lo = l0, mid_hi = h0;
+  if (lo_rest != all_min) {  // first digit equal to lo's: the rest must stay >= lo_rest
+    options.push_back(b.seq({b.byte_range(l0, l0),
+                             lexicographic_range(b, lo_rest, all_max, digit_min, digit_max)}));
+    ++mid_lo;
+  }
+  if (hi_rest != all_max) {
+    options.push_back(b.seq({b.byte_range(h0, h0),
+                             lexicographic_range(b, all_min, hi_rest, digit_min, digit_max)}));
+    --mid_hi;
+  }
+  if (mid_lo <= mid_hi) options.push_back(b.seq({b.byte_range(mid_lo, mid_hi), any_rest}));
+  return b.alt(std::move(options));
+}
+
+}  // namespace afm::guided

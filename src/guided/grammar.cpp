@@ -1,0 +1,292 @@
+// Grammar builder and the lowering to the flat production form the matchers run on.
+#include "guided/grammar.h"
+
+#include <bit>
+#include <map>
+
+#include "base/error.h"
+
+namespace afm::guided {
+
+int ByteSet::count() const {
+  int n = 0;
+  for (uint64_t w : bits_) n += std::popcount(w);
+  return n;
+}
+
+Expr GrammarBuilder::add(Node node) {
+  if (nodes_.size() >= max_nodes_) {
+    throw_error(ErrorCode::kUnsupported, "grammar too large (more than " +
+                                             std::to_string(max_nodes_) + " expression nodes)");
+  }
+  nodes_.push_back(node);
+  return Expr{static_cast<uint32_t>(nodes_.size() - 1)};
+}
+
+Expr GrammarBuilder::empty() { return add({Kind::kEmpty}); }
+Expr GrammarBuilder::nothing() { return add({Kind::kNothing}); }
+
+Expr GrammarBuilder::bytes(const ByteSet& set) {
+  if (set.empty()) return nothing();
+  sets_.push_back(set);
+  return add({Kind::kBytes, static_cast<uint32_t>(sets_.size() - 1)});
+}
+
+Expr GrammarBuilder::byte_range(uint8_t lo, uint8_t hi) {
+  ByteSet s;
+  if (lo <= hi) s.set_range(lo, hi);
+  return bytes(s);
+}
+
+Expr GrammarBuilder::literal(std::string_view text) {
+  if (text.empty()) return empty();
+  Node n{Kind::kLiteral};
+  n.first = static_cast<uint32_t>(text_.size());
+  n.count = static_cast<uint32_t>(text.size());
+  text_.append(text);
+  return add(n);
+}
+
+Expr GrammarBuilder::seq(std::vector<Expr> items) {
+  if (items.size() == 1) return items[0];
+  if (items.empty()) return empty();
+  Node n{Kind::kSeq};
+  n.first = static_cast<uint32_t>(kids_.size());
+  n.count = static_cast<uint32_t>(items.size());
+  for (Expr e : items) kids_.push_back(e.index);
+  return add(n);
+}
+
+Expr GrammarBuilder::alt(std::vector<Expr> options) {
+  if (options.size() == 1) return options[0];
+  if (options.empty()) return nothing();
+  Node n{Kind::kAlt};
+  n.first = static_cast<uint32_t>(kids_.size());
+  n.count = static_cast<uint32_t>(options.size());
+  for (Expr e : options) kids_.push_back(e.index);
+  return add(n);
+}
+
+Expr GrammarBuilder::repeat(Expr item, uint32_t min, uint32_t max) {
+  AFM_CHECK(min <= max);
+  if (max == 0) return empty();
+  if (min == 1 && max == 1) return item;
+  Node n{Kind::kRepeat, min, max};
+  n.first = item.index;
+  return add(n);
+}
+
+Expr GrammarBuilder::ref(RuleId rule) {
+  AFM_CHECK(rule < rules_.size());
+  return add({Kind::kRef, rule});
+}
+
+RuleId GrammarBuilder::declare(std::string name) {
+  rules_.push_back({std::move(name), -1});
+  return static_cast<RuleId>(rules_.size() - 1);
+}
+
+void GrammarBuilder::define(RuleId rule, Expr body) {
+  AFM_CHECK(rule < rules_.size() && rules_[rule].body < 0);
+  rules_[rule].body = body.index;
+}
+
+// Turns the expression arena into productions: alternatives and repetitions get their own
+// nonterminals, sequences and literals are inlined into the production that uses them.
+class GrammarBuilder::Lowering {
+ public:
+  Lowering(const GrammarBuilder& b, Grammar& g)
+      : b_(b), g_(g), rule_nt_(b.rules_.size(), -1), node_nt_(b.nodes_.size(), -1) {}
+
+  uint32_t nt_for_rule(RuleId r) {
+    if (rule_nt_[r] >= 0) return static_cast<uint32_t>(rule_nt_[r]);
+    AFM_CHECK(b_.rules_[r].body >= 0);  // every reachable rule must be defined
+    uint32_t nt = new_nt(b_.rules_[r].name);
+    rule_nt_[r] = nt;
+    pending_.push_back({nt, static_cast<uint32_t>(b_.rules_[r].body)});
+    return nt;
+  }
+
+  void run() {
+    while (!pending_.empty()) {
+      auto [nt, node] = pending_.back();
+      pending_.pop_back();
+      add_productions(nt, node);
+    }
+  }
+
+ private:
+  uint32_t new_nt(std::string name) {
+    g_.nt_productions_.emplace_back();
+    g_.names_.push_back(std::move(name));
+    return static_cast<uint32_t>(g_.nt_productions_.size() - 1);
+  }
+
+  Symbol terminal(const ByteSet& set) {
+    auto [it, inserted] = terminal_ids_.emplace(set.words(), g_.terminals_.size());
+    if (inserted) g_.terminals_.push_back(set);
+    return ~static_cast<Symbol>(it->second);
+  }
+
+  Symbol byte_terminal(uint8_t byte) {
+    ByteSet s;
+    s.set(byte);
+    return terminal(s);
+  }
+
+  Symbol symbol_for(uint32_t index) {
+    const Node& n = b_.nodes_[index];
+    if (n.kind == Kind::kBytes) return terminal(b_.sets_[n.a]);
+    if (n.kind == Kind::kLiteral && n.count == 1) return byte_terminal(b_.text_[n.first]);
+    if (n.kind == Kind::kRef) return static_cast<Symbol>(nt_for_rule(n.a));
+    if (node_nt_[index] >= 0) return static_cast<Symbol>(node_nt_[index]);
+    uint32_t nt = new_nt("_" + std::to_string(index));
+    node_nt_[index] = nt;
+    add_productions(nt, index);
+    return static_cast<Symbol>(nt);
+  }
+
+  void append_seq(uint32_t index, std::vector<Symbol>& out) {
+    const Node& n = b_.nodes_[index];
+    switch (n.kind) {
+      case Kind::kEmpty:
+        return;
+      case Kind::kSeq:
+        for (uint32_t i = 0; i < n.count; ++i) append_seq(b_.kids_[n.first + i], out);
+        return;
+      case Kind::kLiteral:
+        for (uint32_t i = 0; i < n.count; ++i) out.push_back(byte_terminal(b_.text_[n.first + i]));
+        return;
+      default:
+        out.push_back(symbol_for(index));
+    }
+  }
+
+  void add_productions(uint32_t nt, uint32_t index) {
+    const Node& n = b_.nodes_[index];
+    if (n.kind == Kind::kNothing) return;
+    if (n.kind == Kind::kAlt) {
+      for (uint32_t i = 0; i < n.count; ++i) {
+        Production p;
+        p.lhs = nt;
+        append_seq(b_.kids_[n.first + i], p.rhs);
+        push(std::move(p));
+      }
+      return;
+    }
+    Production p;
+        p.lhs = nt;
+    if (n.kind == Kind::kRepeat) {
+      p.repeat = true;
+      p.min = n.a;
+      p.max = n.b;
+      p.rhs.push_back(symbol_for(n.first));
+    } else {
+      append_seq(index, p.rhs);
+    }
+    push(std::move(p));
+  }
+
+  void push(Production p) {
+    g_.nt_productions_[p.lhs].push_back(static_cast<uint32_t>(g_.productions_.size()));
+    g_.productions_.push_back(std::move(p));
+  }
+
+  const GrammarBuilder& b_;
+  Grammar& g_;
+  std::vector<int64_t> rule_nt_, node_nt_;
+  std::vector<std::pair<uint32_t, uint32_t>> pending_;
+  std::map<std::array<uint64_t, 4>, size_t> terminal_ids_;
+};
+
+namespace {
+
+// Least fixpoint of "nonterminal has a production whose symbols all satisfy `ok`".
+template <typename SymbolOk>
+std::vector<bool> fixpoint(const std::vector<Production>& prods, size_t n_nt, SymbolOk ok) {
+  std::vector<bool> result(n_nt, false);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const Production& p : prods) {
+      if (result[p.lhs]) continue;
+      bool holds = true;
+      if (p.repeat) {
+        holds = p.min == 0 || ok(p.rhs[0], result);
+      } else {
+        for (Symbol s : p.rhs) holds = holds && ok(s, result);
+      }
+      if (holds) result[p.lhs] = changed = true;
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+std::shared_ptr<const Grammar> GrammarBuilder::build(RuleId start) const {
+  auto g = std::make_shared<Grammar>();
+  Lowering lowering(*this, *g);
+  g->start_ = lowering.nt_for_rule(start);
+  lowering.run();
+
+  const size_t n_nt = g->nt_productions_.size();
+  auto productive = fixpoint(g->productions_, n_nt, [&](Symbol s, const std::vector<bool>& r) {
+    return is_terminal(s) ? !g->terminals_[terminal_index(s)].empty() : bool(r[s]);
+  });
+  // Drop productions that cannot finish; a repetition of an unproductive symbol keeps only
+  // its empty case.
+  std::vector<Production> kept;
+  for (auto& list : g->nt_productions_) list.clear();
+  for (Production& p : g->productions_) {
+    bool ok = true;
+    for (Symbol s : p.rhs) ok = ok && (is_terminal(s) || productive[s]);
+    if (!ok && p.repeat && p.min == 0) {
+      const uint32_t lhs = p.lhs;
+      p = Production();
+      p.lhs = lhs;
+      ok = true;
+    }
+    if (!ok) continue;
+    g->nt_productions_[p.lhs].push_back(static_cast<uint32_t>(kept.size()));
+    kept.push_back(std::move(p));
+  }
+  g->productions_ = std::move(kept);
+  g->nullable_ = fixpoint(g->productions_, n_nt, [](Symbol s, const std::vector<bool>& r) {
+    return !is_terminal(s) && r[s];
+  });
+  return g;
+}
+
+std::string Grammar::to_string() const {
+  std::string out;
+  auto sym = [&](Symbol s) {
+    if (!is_terminal(s)) return names_[s];
+    const ByteSet& set = terminals_[terminal_index(s)];
+    std::string t = "[";
+    for (int b = 0; b < 256; ++b) {
+      if (!set.test(static_cast<uint8_t>(b))) continue;
+      int e = b;
+      while (e + 1 < 256 && set.test(static_cast<uint8_t>(e + 1))) ++e;
+      auto hex = [](int v) {
+        const char* d = "0123456789abcdef";
+        return std::string("\\x") + d[v >> 4] + d[v & 15];
+      };
+      t += hex(b);
+      if (e > b) t += "-" + hex(e);
+      b = e;
+    }
+    return t + "]";
+  };
+  for (const Production& p : productions_) {
+    out += names_[p.lhs] + " ::=";
+    for (Symbol s : p.rhs) out += " " + sym(s);
+    if (p.repeat) {
+      out += "{" + std::to_string(p.min) + "," +
+             (p.max == kUnbounded ? std::string() : std::to_string(p.max)) + "}";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace afm::guided

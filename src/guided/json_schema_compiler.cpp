@@ -1,0 +1,88 @@
+// Public entry points of the JSON Schema compiler, canonical serialisation and the cache.
+#include "guided/json_schema_compiler.h"
+
+#include <cmath>
+
+#include "base/error.h"
+#include "guided/schema_compiler.h"
+
+namespace afm::guided {
+
+std::shared_ptr<const Grammar> compile_json_schema(const nlohmann::ordered_json& schema,
+                                                   const JsonSchemaOptions& options) {
+  SchemaCompiler compiler(schema, options);
+  return compiler.compile_root();
+}
+
+std::shared_ptr<const Grammar> compile_json_schema_text(std::string_view schema_text,
+                                                        const JsonSchemaOptions& options) {
+  Json schema;
+  try {
+    schema = Json::parse(schema_text);
+  } catch (const nlohmann::json::exception& e) {
+    throw_error(ErrorCode::kFormat, std::string("json schema: not valid JSON: ") + e.what());
+  }
+  return compile_json_schema(schema, options);
+}
+
+std::string canonical_json(const nlohmann::ordered_json& value, Whitespace whitespace) {
+  const char* comma = whitespace == Whitespace::kCompact ? "," : ", ";
+  const char* colon = whitespace == Whitespace::kCompact ? ":" : ": ";
+  std::string out;
+  if (value.is_object()) {
+    out += "{";
+    bool first = true;
+    for (const auto& [key, v] : value.items()) {
+      if (!first) out += comma;
+      first = false;
+      out += nlohmann::ordered_json(key).dump() + colon + canonical_json(v, whitespace);
+    }
+    return out + "}";
+  }
+  if (value.is_array()) {
+    out += "[";
+    for (size_t i = 0; i < value.size(); ++i) {
+      if (i > 0) out += comma;
+      out += canonical_json(value[i], whitespace);
+    }
+    return out + "]";
+  }
+  if (value.is_number_float()) {
+    const double d = value.get<double>();
+    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18) {
+      return std::to_string(static_cast<int64_t>(d));
+    }
+  }
+  return value.dump();
+}
+
+std::shared_ptr<const Grammar> CompiledGrammarCache::get_or_compile(
+    std::string_view schema_text, const JsonSchemaOptions& options) {
+  std::string key = std::to_string(static_cast<int>(options.whitespace)) + ":" +
+                    std::to_string(options.max_grammar_nodes) + ":" + std::string(schema_text);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = index_.find(key); it != index_.end()) {
+      lru_.splice(lru_.begin(), lru_, it->second);
+      return it->second->second;
+    }
+  }
+  // Compile outside the lock; if two threads race, the first insert wins.
+  std::shared_ptr<const Grammar> grammar = compile_json_schema_text(schema_text, options);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto it = index_.find(key); it != index_.end()) return it->second->second;
+  lru_.emplace_front(key, grammar);
+  index_[key] = lru_.begin();
+  while (lru_.size() > capacity_) {
+    index_.erase(lru_.back().first);
+    lru_.pop_back();
+  }
+  return grammar;
+}
+
+size_t CompiledGrammarCache::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return lru_.size();
+}
+
+}  // namespace afm::guided

@@ -1,0 +1,67 @@
+// JSON Schema (draft 2020-12) -> Grammar producing JSON text that validates against it.
+//
+// Contract:
+//  - Fail closed: a keyword the engine cannot enforce exactly throws afm::Error(kUnsupported)
+//    naming the keyword and the JSON pointer of the schema that holds it; a malformed schema
+//    throws kInvalidArgument (same naming); malformed JSON text throws kFormat. A schema that
+//    compiles yields a grammar whose every sentence is valid (sound). Annotation keywords
+//    (title, description, default, examples, $comment, ...) are accepted and ignored.
+//  - Output form (docs/guided.md has the full rules): canonical JSON — strings escaped as
+//    nlohmann::json::dump() does, numbers without leading zeros or "-0", object properties in
+//    schema declaration order (declared ones first, then required-only names, then others).
+//  - Schemas are untrusted: nesting depth and grammar size are bounded (kUnsupported).
+// Thread safety: compile functions are reentrant; the returned Grammar is immutable and may be
+// shared across threads. CompiledGrammarCache is safe to call from any number of threads.
+#pragma once
+
+#include <cstddef>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "guided/grammar.h"
+
+namespace afm::guided {
+
+enum class Whitespace {
+  kCompact,  // {"a":1,"b":[1,2]}
+  kSpaced,   // {"a": 1, "b": [1, 2]}  (one space after ':' and ',')
+};
+
+struct JsonSchemaOptions {
+  Whitespace whitespace = Whitespace::kCompact;
+  size_t max_grammar_nodes = 4u << 20;
+};
+
+std::shared_ptr<const Grammar> compile_json_schema(const nlohmann::ordered_json& schema,
+                                                   const JsonSchemaOptions& options = {});
+std::shared_ptr<const Grammar> compile_json_schema_text(std::string_view schema_text,
+                                                        const JsonSchemaOptions& options = {});
+
+// The canonical text the grammars produce for a JSON value (keys in the value's own order):
+// integral floats that fit in 64 bits are written as integers ("1.0" -> "1").
+std::string canonical_json(const nlohmann::ordered_json& value,
+                           Whitespace whitespace = Whitespace::kCompact);
+
+// Compiled grammars keyed by (options, schema text); least recently used entries are evicted.
+// Compile errors are not cached (they are rethrown to every caller).
+class CompiledGrammarCache {
+ public:
+  explicit CompiledGrammarCache(size_t capacity = 256) : capacity_(capacity) {}
+  std::shared_ptr<const Grammar> get_or_compile(std::string_view schema_text,
+                                                const JsonSchemaOptions& options = {});
+  size_t size() const;
+
+ private:
+  using Entry = std::pair<std::string, std::shared_ptr<const Grammar>>;
+  size_t capacity_;
+  mutable std::mutex mutex_;
+  std::list<Entry> lru_;  // front = most recently used
+  std::unordered_map<std::string, std::list<Entry>::iterator> index_;
+};
+
+}  // namespace afm::guided

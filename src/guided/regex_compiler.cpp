@@ -1,0 +1,124 @@
+// Lowers the parsed regex to grammar expressions; see regex_compiler.h.
+#include "guided/regex_compiler.h"
+
+#include <algorithm>
+
+#include "guided/regex_parser.h"
+
+namespace afm::guided {
+
+namespace {
+
+using regex::Node;
+
+uint32_t add_len(uint32_t a, uint32_t b) {
+  return (a == kUnbounded || b == kUnbounded) ? kUnbounded : std::min<uint64_t>(
+                                                                 uint64_t{a} + b, kUnbounded - 1);
+}
+
+uint32_t mul_len(uint32_t a, uint32_t n) {
+  if (n == 0 || a == 0) return 0;
+  if (a == kUnbounded || n == kUnbounded) return kUnbounded;
+  return static_cast<uint32_t>(std::min<uint64_t>(uint64_t{a} * n, kUnbounded - 1));
+}
+
+class Lowerer {
+ public:
+  Lowerer(GrammarBuilder& b, std::string_view pattern, CharEncoding encoding)
+      : b_(b), pattern_(pattern), encoding_(encoding) {}
+
+  RegexExpr lower(const Node& n) {
+    switch (n.kind) {
+      case Node::Kind::kChars:
+        return {encode_char_class(b_, n.chars, encoding_), 1, 1};
+      case Node::Kind::kConcat: {
+        std::vector<Expr> parts;
+        RegexExpr out{b_.empty(), 0, 0};
+        for (const Node& k : n.kids) {
+          RegexExpr r = lower(k);
+          parts.push_back(r.expr);
+          out.min_chars = add_len(out.min_chars, r.min_chars);
+          out.max_chars = add_len(out.max_chars, r.max_chars);
+        }
+        out.expr = b_.seq(std::move(parts));
+        return out;
+      }
+      case Node::Kind::kAlt: {
+        std::vector<Expr> options;
+        RegexExpr out{b_.empty(), kUnbounded, 0};
+        for (const Node& k : n.kids) {
+          RegexExpr r = lower(k);
+          options.push_back(r.expr);
+          out.min_chars = std::min(out.min_chars, r.min_chars);
+          out.max_chars = std::max(out.max_chars, r.max_chars);
+        }
+        out.expr = b_.alt(std::move(options));
+        return out;
+      }
+      case Node::Kind::kRepeat: {
+        RegexExpr r = lower(n.kids[0]);
+        return {b_.repeat(r.expr, n.min, n.max), mul_len(r.min_chars, n.min),
+                mul_len(r.max_chars, n.max)};
+      }
+      case Node::Kind::kStart:
+      case Node::Kind::kEnd:
+        break;
+    }
+    regex::unsupported(pattern_, n.offset,
+                       std::string("anchor ") + (n.kind == Node::Kind::kStart ? "^" : "$") +
+                           " that is not at the start/end of a top-level branch");
+  }
+
+  // One top-level branch: strip its leading ^ / trailing $ and pad unanchored ends.
+  RegexExpr lower_branch(Node branch, bool search) {
+    bool anchored_start = !search, anchored_end = !search;
+    auto& kids = branch.kids;
+    while (!kids.empty() && kids.front().kind == Node::Kind::kStart) {
+      anchored_start = true;
+      kids.erase(kids.begin());
+    }
+    while (!kids.empty() && kids.back().kind == Node::Kind::kEnd) {
+      anchored_end = true;
+      kids.pop_back();
+    }
+    RegexExpr body = lower(branch);
+    if (anchored_start && anchored_end) return body;
+    Expr any = b_.star(encode_char_class(b_, CodePointSet::all(), encoding_));
+    std::vector<Expr> parts;
+    if (!anchored_start) parts.push_back(any);
+    parts.push_back(body.expr);
+    if (!anchored_end) parts.push_back(any);
+    return {b_.seq(std::move(parts)), body.min_chars, kUnbounded};
+  }
+
+ private:
+  GrammarBuilder& b_;
+  std::string_view pattern_;
+  CharEncoding encoding_;
+};
+
+}  // namespace
+
+RegexExpr compile_regex(GrammarBuilder& b, std::string_view pattern, CharEncoding encoding,
+                        bool search) {
+  Node root = regex::parse(pattern);
+  Lowerer lowerer(b, pattern, encoding);
+  std::vector<Expr> options;
+  RegexExpr out{b.empty(), kUnbounded, 0};
+  for (Node& branch : root.kids) {
+    RegexExpr r = lowerer.lower_branch(std::move(branch), search);
+    options.push_back(r.expr);
+    out.min_chars = std::min(out.min_chars, r.min_chars);
+    out.max_chars = std::max(out.max_chars, r.max_chars);
+  }
+  out.expr = b.alt(std::move(options));
+  return out;
+}
+
+std::shared_ptr<const Grammar> compile_regex_grammar(std::string_view pattern, bool search) {
+  GrammarBuilder b;
+  RegexExpr r = compile_regex(b, pattern, CharEncoding::kUtf8, search);
+  return b.build(b.rule("regex", r.expr));
+}
+
+}  // namespace afm::guided

@@ -1,0 +1,363 @@
+// Recursive-descent parser for the ECMA-262 regex subset.
+#include "guided/regex_parser.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include "base/error.h"
+
+namespace afm::guided::regex {
+
+namespace {
+
+constexpr int kMaxDepth = 200;
+constexpr uint32_t kMaxCount = 100000;
+
+CodePointSet digit_class() { return CodePointSet::of('0', '9'); }
+
+CodePointSet word_class() {
+  CodePointSet s = CodePointSet::of('0', '9');
+  s.add('A', 'Z');
+  s.add('a', 'z');
+  s.add('_', '_');
+  return s;
+}
+
+CodePointSet space_class() {  // ECMA WhiteSpace + LineTerminator
+  CodePointSet s = CodePointSet::of('\t', '\r');
+  for (uint32_t cp : {0x20u, 0xA0u, 0x1680u, 0x2028u, 0x2029u, 0x202Fu, 0x205Fu, 0x3000u,
+                      0xFEFFu}) {
+    s.add(cp, cp);
+  }
+  s.add(0x2000, 0x200A);
+  return s;
+}
+
+CodePointSet dot_class() {
+  CodePointSet s;
+  s.add('\n', '\n');
+  s.add('\r', '\r');
+  s.add(0x2028, 0x2029);
+  return s.complement();
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+class Parser {
+ public:
+  explicit Parser(std::string_view p) : p_(p) {}
+
+  Node parse_all() {
+    Node root = parse_alt(0);
+    if (pos_ < p_.size()) syntax_error(p_, pos_, "unmatched ')'");
+    return root;
+  }
+
+ private:
+  bool at_end() const { return pos_ >= p_.size(); }
+  char peek() const { return p_[pos_]; }
+
+  uint32_t next_code_point() {
+    const auto b0 = static_cast<uint8_t>(p_[pos_]);
+    int len = b0 < 0x80 ? 1 : (b0 >> 5) == 6 ? 2 : (b0 >> 4) == 14 ? 3 : (b0 >> 3) == 30 ? 4 : 0;
+    if (len == 0 || pos_ + len > p_.size()) syntax_error(p_, pos_, "invalid UTF-8");
+    uint32_t cp = len == 1 ? b0 : b0 & (0x7F >> len);
+    for (int i = 1; i < len; ++i) {
+      const auto c = static_cast<uint8_t>(p_[pos_ + i]);
+      if ((c & 0xC0) != 0x80) syntax_error(p_, pos_, "invalid UTF-8");
+      cp = (cp << 6) | (c & 0x3F);
+    }
+    pos_ += len;
+    return cp;
+  }
+
+  Node parse_alt(int depth) {
+    if (depth > kMaxDepth) unsupported(p_, pos_, "nesting deeper than 200 groups");
+    Node alt{Node::Kind::kAlt};
+    alt.offset = pos_;
+    alt.kids.push_back(parse_concat(depth));
+    while (!at_end() && peek() == '|') {
+      ++pos_;
+      alt.kids.push_back(parse_concat(depth));
+    }
+    return alt;
+  }
+
+  Node parse_concat(int depth) {
+    Node seq{Node::Kind::kConcat};
+    seq.offset = pos_;
+    while (!at_end() && peek() != '|' && peek() != ')') seq.kids.push_back(parse_quantified(depth));
+    return seq;
+  }
+
+  // Reads {m}, {m,} or {m,n} at pos_; false (pos_ unchanged) when it is not a quantifier.
+  bool read_braces(uint32_t* min, uint32_t* max) {
+    size_t i = pos_ + 1;
+    auto number = [&](uint32_t* out) {
+      size_t start = i;
+      uint64_t v = 0;
+      while (i < p_.size() && p_[i] >= '0' && p_[i] <= '9') {
+        v = std::min<uint64_t>(v * 10 + (p_[i] - '0'), uint64_t{kMaxCount} + 1);
+        ++i;
+      }
+      *out = static_cast<uint32_t>(v);
+      return i > start;
+    };
+    if (!number(min)) return false;
+    *max = *min;
+    if (i < p_.size() && p_[i] == ',') {
+      ++i;
+      if (!number(max)) *max = kUnbounded;
+    }
+    if (i >= p_.size() || p_[i] != '}') return false;
+    if (*min > kMaxCount || (*max != kUnbounded && *max > kMaxCount)) {
+      unsupported(p_, pos_, "repetition count above 100000");
+    }
+    if (*max < *min) syntax_error(p_, pos_, "numbers out of order in {} quantifier");
+    pos_ = i + 1;
+    return true;
+  }
+
+  bool read_quantifier(uint32_t* min, uint32_t* max) {
+    if (at_end()) return false;
+    switch (peek()) {
+      case '*': *min = 0, *max = kUnbounded, ++pos_; break;
+      case '+': *min = 1, *max = kUnbounded, ++pos_; break;
+      case '?': *min = 0, *max = 1, ++pos_; break;
+      case '{':
+        if (!read_braces(min, max)) return false;
+        break;
+      default: return false;
+    }
+    if (!at_end() && peek() == '?') ++pos_;  // lazy: same language
+    return true;
+  }
+
+  Node parse_quantified(int depth) {
+    const size_t start = pos_;
+    Node atom = parse_atom(depth);
+    uint32_t min, max;
+    if (!read_quantifier(&min, &max)) return atom;
+    if (atom.kind == Node::Kind::kStart || atom.kind == Node::Kind::kEnd) {
+      syntax_error(p_, start, "quantifier on an anchor");
+    }
+    Node rep{Node::Kind::kRepeat};
+    rep.offset = start;
+    rep.min = min;
+    rep.max = max;
+    rep.kids.push_back(std::move(atom));
+    uint32_t m2, x2;
+    if (read_quantifier(&m2, &x2)) syntax_error(p_, pos_, "nothing to repeat");
+    return rep;
+  }
+
+  static Node chars(CodePointSet set, size_t offset) {
+    Node n{Node::Kind::kChars};
+    n.chars = std::move(set);
+    n.offset = offset;
+    return n;
+  }
+
+  Node parse_atom(int depth) {
+    const size_t start = pos_;
+    const char c = peek();
+    switch (c) {
+      case '(': return parse_group(depth);
+      case '[': return chars(parse_class(), start);
+      case '.': ++pos_; return chars(dot_class(), start);
+      case '^': ++pos_; return Node(Node::Kind::kStart, start);
+      case '$': ++pos_; return Node(Node::Kind::kEnd, start);
+      case '\\': return chars(parse_escape(false), start);
+      case '*': case '+': case '?': syntax_error(p_, start, "nothing to repeat");
+      case '{': {
+        uint32_t m, x;
+        if (read_braces(&m, &x)) syntax_error(p_, start, "nothing to repeat");
+        ++pos_;
+        return chars(CodePointSet::of('{', '{'), start);
+      }
+      default: {
+        uint32_t cp = next_code_point();
+        return chars(CodePointSet::of(cp, cp), start);
+      }
+    }
+  }
+
+  Node parse_group(int depth) {
+    const size_t start = pos_;
+    ++pos_;  // '('
+    if (p_.substr(pos_, 2) == "?:") {
+      pos_ += 2;
+    } else if (p_.substr(pos_, 2) == "?=" || p_.substr(pos_, 2) == "?!" ||
+               p_.substr(pos_, 3) == "?<=" || p_.substr(pos_, 3) == "?<!") {
+      unsupported(p_, start, "lookaround assertion");
+    } else if (p_.substr(pos_, 2) == "?<") {
+      size_t close = p_.find('>', pos_);
+      if (close == std::string_view::npos) syntax_error(p_, start, "unterminated group name");
+      pos_ = close + 1;
+    } else if (!at_end() && peek() == '?') {
+      syntax_error(p_, start, "invalid group");
+    }
+    Node inner = parse_alt(depth + 1);
+    if (at_end() || peek() != ')') syntax_error(p_, start, "unterminated group");
+    ++pos_;
+    inner.offset = start;
+    return inner;
+  }
+
+  uint32_t read_hex(size_t digits, size_t start) {
+    uint32_t v = 0;
+    for (size_t i = 0; i < digits; ++i) {
+      if (at_end() || hex_value(peek()) < 0) syntax_error(p_, start, "invalid hex escape");
+      v = v * 16 + hex_value(p_[pos_++]);
+    }
+    return v;
+  }
+
+  uint32_t read_unicode_escape(size_t start) {  // after "\u"
+    if (!at_end() && peek() == '{') {
+      ++pos_;
+      uint32_t v = 0;
+      size_t n = 0;
+      while (!at_end() && hex_value(peek()) >= 0 && n < 8) v = v * 16 + hex_value(p_[pos_++]), ++n;
+      if (n == 0 || at_end() || peek() != '}' || v > kMaxCodePoint) {
+        syntax_error(p_, start, "invalid \\u{...} escape");
+      }
+      ++pos_;
+      return v;
+    }
+    uint32_t v = read_hex(4, start);
+    if (v >= 0xD800 && v <= 0xDBFF && p_.substr(pos_, 2) == "\\u") {  // surrogate pair
+      size_t save = pos_;
+      pos_ += 2;
+      uint32_t lo = read_hex(4, start);
+      if (lo >= 0xDC00 && lo <= 0xDFFF) return 0x10000 + ((v - 0xD800) << 10) + (lo - 0xDC00);
+      pos_ = save;
+    }
+    return v;
+  }
+
+  // After a backslash; `in_class` makes \b a backspace and \B/\-/ etc. class escapes.
+  CodePointSet parse_escape(bool in_class) {
+    const size_t start = pos_;
+    ++pos_;  // '\'
+    if (at_end()) syntax_error(p_, start, "trailing backslash");
+    const char c = p_[pos_++];
+    auto one = [](uint32_t cp) { return CodePointSet::of(cp, cp); };
+    switch (c) {
+      case 'd': return digit_class();
+      case 'D': return digit_class().complement();
+      case 'w': return word_class();
+      case 'W': return word_class().complement();
+      case 's': return space_class();
+      case 'S': return space_class().complement();
+      case 'n': return one('\n');
+      case 'r': return one('\r');
+      case 't': return one('\t');
+      case 'v': return one('\v');
+      case 'f': return one('\f');
+      case 'x': return one(read_hex(2, start));
+      case 'u': return one(read_unicode_escape(start));
+      case 'c': {
+        if (at_end() || !std::isalpha(static_cast<unsigned char>(peek()))) {
+          syntax_error(p_, start, "invalid \\c escape");
+        }
+        return one(static_cast<uint32_t>(p_[pos_++]) % 32);
+      }
+      case 'b':
+        if (in_class) return one('\b');
+        unsupported(p_, start, "word boundary \\b");
+      case 'B': unsupported(p_, start, "word boundary \\B");
+      case 'k': unsupported(p_, start, "named backreference \\k");
+      case 'p': case 'P': unsupported(p_, start, "Unicode property escape \\p");
+      case '0':
+        if (!at_end() && std::isdigit(static_cast<unsigned char>(peek()))) {
+          unsupported(p_, start, "octal escape");
+        }
+        return one(0);
+      default:
+        if (c >= '1' && c <= '9') unsupported(p_, start, "backreference");
+        if (std::isalnum(static_cast<unsigned char>(c))) {
+          syntax_error(p_, start, std::string("invalid escape \\") + c);
+        }
+        --pos_;
+        uint32_t cp = next_code_point();
+        return one(cp);
+    }
+  }
+
+  // One class atom; sets *single when it is one code point (usable as a range end).
+  CodePointSet class_atom(bool* single, uint32_t* cp) {
+    const size_t before = pos_;
+    CodePointSet s;
+    if (peek() == '\\') {
+      s = parse_escape(true);
+    } else {
+      uint32_t v = next_code_point();
+      s = CodePointSet::of(v, v);
+    }
+    *single = s.ranges().size() == 1 && s.ranges()[0].first == s.ranges()[0].second &&
+              !(p_[before] == '\\' && std::string_view("dDwWsS").find(p_[before + 1]) !=
+                                          std::string_view::npos);
+    if (*single) *cp = s.ranges()[0].first;
+    return s;
+  }
+
+  CodePointSet parse_class() {
+    const size_t start = pos_;
+    ++pos_;  // '['
+    bool negate = !at_end() && peek() == '^';
+    if (negate) ++pos_;
+    CodePointSet set;
+    while (true) {
+      if (at_end()) syntax_error(p_, start, "unterminated character class");
+      if (peek() == ']') break;
+      bool single;
+      uint32_t lo;
+      CodePointSet atom = class_atom(&single, &lo);
+      if (single && pos_ + 1 < p_.size() && peek() == '-' && p_[pos_ + 1] != ']') {
+        const size_t dash = pos_++;
+        bool single_hi;
+        uint32_t hi;
+        CodePointSet hi_atom = class_atom(&single_hi, &hi);
+        if (!single_hi) {  // [a-\d]: the dash is a literal
+          set.add(atom);
+          set.add('-', '-');
+          set.add(hi_atom);
+          continue;
+        }
+        if (hi < lo) syntax_error(p_, dash, "range out of order in character class");
+        set.add(lo, hi);
+        continue;
+      }
+      set.add(atom);
+    }
+    ++pos_;  // ']'
+    return negate ? set.complement() : set;
+  }
+
+  std::string_view p_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+[[noreturn]] void unsupported(std::string_view pattern, size_t offset, const std::string& what) {
+  throw_error(ErrorCode::kUnsupported, "regex /" + std::string(pattern) + "/: " + what +
+                                           " at offset " + std::to_string(offset) +
+                                           " is not supported");
+}
+
+[[noreturn]] void syntax_error(std::string_view pattern, size_t offset, const std::string& what) {
+  throw_error(ErrorCode::kInvalidArgument, "regex /" + std::string(pattern) + "/: " + what +
+                                               " at offset " + std::to_string(offset));
+}
+
+Node parse(std::string_view pattern) { return Parser(pattern).parse_all(); }
+
+}  // namespace afm::guided::regex

@@ -1,0 +1,210 @@
+// JSON Schema anyOf, oneOf (when provably disjoint) and allOf (by merging keywords).
+#include <algorithm>
+#include <set>
+
+#include "guided/schema_compiler.h"
+
+namespace afm::guided {
+
+namespace {
+
+// What a oneOf branch can be, as far as cheap inspection tells.
+struct BranchShape {
+  std::optional<std::set<std::string>> types;   // JSON types it admits
+  std::optional<std::set<std::string>> values;  // canonical texts, when enum/const
+};
+
+std::string value_type(const Json& v) {
+  if (v.is_null()) return "null";
+  if (v.is_boolean()) return "boolean";
+  if (v.is_string()) return "string";
+  if (v.is_array()) return "array";
+  if (v.is_object()) return "object";
+  return canonical_json(v).find_first_of(".eE") == std::string::npos ? "integer" : "number";
+}
+
+bool types_overlap(const std::set<std::string>& a, const std::set<std::string>& b) {
+  for (const std::string& t : a) {
+    if (b.count(t)) return true;
+    if ((t == "integer" && b.count("number")) || (t == "number" && b.count("integer"))) return true;
+  }
+  return false;
+}
+
+bool disjoint(const BranchShape& a, const BranchShape& b) {
+  if (a.values && b.values) {
+    for (const std::string& v : *a.values) {
+      if (b.values->count(v)) return false;
+    }
+    return true;
+  }
+  if (a.types && b.types) return !types_overlap(*a.types, *b.types);
+  return false;
+}
+
+const std::set<std::string> kMinKeywords = {"minLength", "minItems", "minimum", "exclusiveMinimum"};
+const std::set<std::string> kMaxKeywords = {"maxLength", "maxItems", "maximum", "exclusiveMaximum"};
+
+}  // namespace
+
+Expr SchemaCompiler::compile_any_of(const Json& schema, const std::string& pointer, int depth) {
+  const Json& branches = schema["anyOf"];
+  if (!branches.is_array() || branches.empty()) invalid(pointer, "anyOf", "must be a non-empty array");
+  Json siblings = schema;
+  siblings.erase("anyOf");
+  const std::string ptr = child_pointer(pointer, "anyOf");
+  std::vector<Expr> options;
+  for (size_t i = 0; i < branches.size(); ++i) {
+    const std::string branch_ptr = child_pointer(ptr, std::to_string(i));
+    if (!has_assertions(siblings)) {
+      options.push_back(compile(branches[i], branch_ptr, depth + 1));
+    } else {  // distribute the sibling keywords into each branch
+      Json both = {{"allOf", Json::array({siblings, branches[i]})}};
+      options.push_back(compile(both, branch_ptr, depth + 1));
+    }
+  }
+  return b_.alt(std::move(options));
+}
+
+Expr SchemaCompiler::compile_one_of(const Json& schema, const std::string& pointer, int depth) {
+  const Json& branches = schema["oneOf"];
+  if (!branches.is_array() || branches.empty()) invalid(pointer, "oneOf", "must be a non-empty array");
+  std::vector<BranchShape> shapes;
+  for (size_t i = 0; i < branches.size(); ++i) {
+    Json branch = branches[i];
+    if (branch.is_object() && branch.contains("$ref")) {
+      std::string target;
+      branch = resolve_ref(branch["$ref"].get<std::string>(), pointer, &target);
+    }
+    BranchShape shape;
+    if (branch.is_object() && branch.contains("type")) {
+      const Json& t = branch["type"];
+      shape.types.emplace();
+      for (const Json& n : t.is_array() ? t : Json::array({t})) {
+        if (n.is_string()) shape.types->insert(n.get<std::string>());
+      }
+    }
+    if (branch.is_object() && (branch.contains("enum") || branch.contains("const"))) {
+      shape.values.emplace();
+      shape.types.emplace();
+      Json vals = branch.contains("const") ? Json::array({branch["const"]}) : branch["enum"];
+      for (const Json& v : vals.is_array() ? vals : Json::array()) {
+        shape.values->insert(canonical_json(v));
+        shape.types->insert(value_type(v));
+      }
+    }
+    for (const BranchShape& earlier : shapes) {
+      if (!disjoint(earlier, shape)) {
+        unsupported(pointer, "oneOf",
+                    "branches are not provably disjoint (branch " + std::to_string(i) + ")");
+      }
+    }
+    shapes.push_back(std::move(shape));
+  }
+  // Disjoint branches: "exactly one" equals "at least one".
+  Json as_any = schema;
+  as_any.erase("oneOf");
+  as_any["anyOf"] = branches;
+  return compile_any_of(as_any, pointer, depth);
+}
+
+Json SchemaCompiler::inline_ref(const Json& branch, const std::string& pointer, int depth) {
+  if (depth > 64) unsupported(pointer, "$ref", "references nested deeper than 64 inside allOf");
+  if (!branch.is_object() || !branch.contains("$ref")) return branch;
+  if (!branch["$ref"].is_string()) invalid(pointer, "$ref", "must be a string");
+  std::string target_pointer;
+  const Json& target = resolve_ref(branch["$ref"].get<std::string>(), pointer, &target_pointer);
+  Json rest = branch;
+  rest.erase("$ref");
+  Json merged = Json::object();
+  merged["allOf"] = Json::array({inline_ref(target, pointer, depth + 1), rest});
+  return merge_all_of(merged, pointer, depth + 1);
+}
+
+Json SchemaCompiler::merge_all_of(const Json& schema, const std::string& pointer, int depth) {
+  if (depth > 128) unsupported(pointer, "allOf", "allOf nested deeper than 128");
+  const Json& branches = schema["allOf"];
+  if (!branches.is_array() || branches.empty()) invalid(pointer, "allOf", "must be a non-empty array");
+  Json result = Json::object();
+  for (const auto& [key, value] : schema.items()) {
+    if (key != "allOf" && !is_annotation_keyword(key)) result[key] = value;
+  }
+  for (const Json& raw : branches) {
+    Json branch = inline_ref(raw, pointer, depth + 1);
+    if (branch.is_boolean()) {
+      if (!branch.get<bool>()) return Json(false);
+      continue;
+    }
+    if (!branch.is_object()) invalid(pointer, "allOf", "branches must be schemas");
+    if (branch.contains("allOf")) branch = merge_all_of(branch, pointer, depth + 1);
+    if (branch.is_boolean()) {
+      if (!branch.get<bool>()) return Json(false);
+      continue;
+    }
+    merge_into(result, branch, pointer);
+  }
+  return result;
+}
+
+void SchemaCompiler::merge_into(Json& dst, const Json& src, const std::string& pointer) {
+  auto restricts_others = [](const Json& s) {
+    return s.contains("additionalProperties") && s["additionalProperties"] != Json(true);
+  };
+  if ((restricts_others(dst) && src.contains("properties")) ||
+      (restricts_others(src) && dst.contains("properties")) ||
+      (dst.contains("prefixItems") && src.contains("items")) ||
+      (src.contains("prefixItems") && dst.contains("items"))) {
+    unsupported(pointer, "allOf",
+                "additionalProperties/items in one branch with properties/prefixItems in another");
+  }
+  for (const auto& [key, value] : src.items()) {
+    if (is_annotation_keyword(key)) continue;
+    if (!dst.contains(key)) {
+      dst[key] = value;
+      continue;
+    }
+    Json& mine = dst[key];
+    if (mine == value) continue;
+    if (key == "type") {
+      Json a = mine.is_array() ? mine : Json::array({mine});
+      Json b = value.is_array() ? value : Json::array({value});
+      Json both = Json::array();
+      for (const Json& t : a) {
+        for (const Json& u : b) {
+          if (t == u || (t == "integer" && u == "number")) both.push_back(t);
+          else if (t == "number" && u == "integer") both.push_back(u);
+        }
+      }
+      mine = both;
+    } else if (key == "required") {
+      for (const Json& name : value) {
+        if (std::find(mine.begin(), mine.end(), name) == mine.end()) mine.push_back(name);
+      }
+    } else if (key == "properties" && mine.is_object() && value.is_object()) {
+      for (const auto& [name, sub] : value.items()) {
+        if (!mine.contains(name)) mine[name] = sub;
+        else mine[name] = Json{{"allOf", Json::array({mine[name], sub})}};
+      }
+    } else if (key == "items" || key == "additionalProperties") {
+      mine = Json{{"allOf", Json::array({mine, value})}};
+    } else if (kMinKeywords.count(key) && mine.is_number() && value.is_number()) {
+      if (value > mine) mine = value;
+    } else if (kMaxKeywords.count(key) && mine.is_number() && value.is_number()) {
+      if (value < mine) mine = value;
+    } else if (key == "enum" || key == "const") {
+      Json keep = Json::array();
+      Json a = key == "const" ? Json::array({mine}) : mine;
+      for (const Json& v : a.is_array() ? a : Json::array()) {
+        for (const Json& u : value.is_array() && key == "enum" ? value : Json::array({value})) {
+          if (canonical_json(u) == canonical_json(v)) keep.push_back(v);
+        }
+      }
+      dst.erase(key);
+      dst["enum"] = keep;
+    } else {
+      unsupported(pointer, "allOf", "cannot merge '" + key + "' appearing in several branches");
+    }
+  }
+}
+
+}  // namespace afm::guided

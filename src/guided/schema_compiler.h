@@ -1,0 +1,79 @@
+// Internal: the JSON Schema compiler's state, shared by the per-concern source files
+// (schema_compiler.cpp: dispatch, types, $ref; schema_containers.cpp: objects and arrays;
+// schema_scalars.cpp: strings, formats, numbers, enum/const; schema_combinators.cpp: anyOf,
+// oneOf, allOf). See json_schema_compiler.h for the contract.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "guided/grammar.h"
+#include "guided/json_schema_compiler.h"
+
+namespace afm::guided {
+
+using Json = nlohmann::ordered_json;
+
+class SchemaCompiler {
+ public:
+  SchemaCompiler(const Json& root, const JsonSchemaOptions& options);
+
+  std::shared_ptr<const Grammar> compile_root();
+  // A grammar for one subschema of the same document (used to filter enum values).
+  std::shared_ptr<const Grammar> compile_detached(const Json& schema, const std::string& pointer);
+
+  // Any schema (object or boolean) at `pointer`.
+  Expr compile(const Json& schema, const std::string& pointer, int depth);
+
+  [[noreturn]] void unsupported(const std::string& pointer, const std::string& keyword,
+                                const std::string& why) const;
+  [[noreturn]] void invalid(const std::string& pointer, const std::string& keyword,
+                            const std::string& why) const;
+
+ private:
+  // schema_compiler.cpp
+  void check_keywords(const Json& schema, const std::string& pointer) const;
+  Expr compile_types(const Json& schema, const std::string& pointer, int depth);
+  Expr compile_ref(const std::string& ref, const std::string& pointer, int depth);
+  const Json& resolve_ref(const std::string& ref, const std::string& pointer,
+                          std::string* target_pointer) const;
+  Expr any_value();
+  Expr comma();
+  Expr colon();
+
+  // schema_containers.cpp
+  Expr compile_object(const Json& schema, const std::string& pointer, int depth);
+  Expr compile_array(const Json& schema, const std::string& pointer, int depth);
+  Expr key_not_in(const std::vector<std::string>& names);
+
+  // schema_scalars.cpp
+  Expr compile_string(const Json& schema, const std::string& pointer);
+  Expr compile_number(const Json& schema, const std::string& pointer, bool integer);
+  Expr compile_enum(const Json& schema, const std::string& pointer);
+  Expr string_body(const Json& schema, const std::string& pointer);
+  Expr any_char();
+
+  // schema_combinators.cpp
+  Expr compile_any_of(const Json& schema, const std::string& pointer, int depth);
+  Expr compile_one_of(const Json& schema, const std::string& pointer, int depth);
+  Json merge_all_of(const Json& schema, const std::string& pointer, int depth);
+  void merge_into(Json& dst, const Json& src, const std::string& pointer);
+  Json inline_ref(const Json& branch, const std::string& pointer, int depth);
+
+  const Json& root_;
+  JsonSchemaOptions options_;
+  GrammarBuilder b_;
+  std::map<std::string, RuleId> ref_rules_;
+  std::optional<RuleId> any_value_rule_;
+  std::optional<Expr> any_char_;
+};
+
+// Keyword classification shared by the compiler files.
+bool is_annotation_keyword(const std::string& key);
+bool has_assertions(const Json& schema);  // any keyword that constrains instances
+std::string child_pointer(const std::string& pointer, const std::string& token);
+
+}  // namespace afm::guided

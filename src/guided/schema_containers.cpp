@@ -1,0 +1,181 @@
+// JSON Schema objects (properties, required, additionalProperties) and arrays (prefixItems,
+// items, minItems, maxItems).
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "guided/char_classes.h"
+#include "guided/schema_compiler.h"
+
+namespace afm::guided {
+
+namespace {
+
+constexpr uint64_t kMaxItemsBound = 100000;
+
+std::vector<uint32_t> decode_utf8(const std::string& s) {
+  std::vector<uint32_t> out;
+  for (size_t i = 0; i < s.size();) {
+    const auto b0 = static_cast<uint8_t>(s[i]);
+    int len = b0 < 0x80 ? 1 : (b0 >> 5) == 6 ? 2 : (b0 >> 4) == 14 ? 3 : 4;
+    uint32_t cp = len == 1 ? b0 : b0 & (0x7F >> len);
+    for (int k = 1; k < len && i + k < s.size(); ++k) cp = (cp << 6) | (s[i + k] & 0x3F);
+    out.push_back(cp);
+    i += len;
+  }
+  return out;
+}
+
+std::string json_key(const std::string& name) { return Json(name).dump() ; }
+
+struct Member {
+  std::string name;
+  Expr value;
+  bool required;
+};
+
+// Trie over property names (code points), for "a key that is none of these".
+struct KeyTrie {
+  bool terminal = false;
+  std::map<uint32_t, KeyTrie> kids;
+};
+
+uint64_t count_keyword(const SchemaCompiler& c, const Json& schema, const std::string& pointer,
+                       const char* key, uint64_t fallback) {
+  if (!schema.contains(key)) return fallback;
+  const Json& v = schema[key];
+  if (!v.is_number_integer() && !(v.is_number_float() && v.get<double>() == std::floor(v.get<double>()))) {
+    c.invalid(pointer, key, "must be a non-negative integer");
+  }
+  if (v.get<double>() < 0) c.invalid(pointer, key, "must be a non-negative integer");
+  double d = v.get<double>();
+  return d > 1e18 ? uint64_t{1} << 62 : static_cast<uint64_t>(d);
+}
+
+}  // namespace
+
+Expr SchemaCompiler::key_not_in(const std::vector<std::string>& names) {
+  KeyTrie root;
+  for (const std::string& n : names) {
+    KeyTrie* node = &root;
+    for (uint32_t cp : decode_utf8(n)) node = &node->kids[cp];
+    node->terminal = true;
+  }
+  const Expr quote = b_.literal("\"");
+  const Expr rest = b_.seq({b_.star(any_char()), quote});
+  // Recursive lambda over trie nodes; depth is bounded by the longest name.
+  auto build = [&](auto&& self, const KeyTrie& node) -> Expr {
+    std::vector<Expr> options;
+    if (!node.terminal) options.push_back(quote);
+    CodePointSet used;
+    for (const auto& [cp, kid] : node.kids) {
+      used.add(cp, cp);
+      options.push_back(
+          b_.seq({b_.literal(encode_code_point(cp, CharEncoding::kJsonString)), self(self, kid)}));
+    }
+    options.push_back(b_.seq({encode_char_class(b_, used.complement(), CharEncoding::kJsonString), rest}));
+    return b_.alt(std::move(options));
+  };
+  return b_.seq({quote, build(build, root)});
+}
+
+Expr SchemaCompiler::compile_object(const Json& schema, const std::string& pointer, int depth) {
+  static const Json kTrue = true;
+  const Json empty_object = Json::object();
+  const Json& props = schema.contains("properties") ? schema["properties"] : empty_object;
+  if (!props.is_object()) invalid(pointer, "properties", "must be an object");
+  const Json& additional =
+      schema.contains("additionalProperties") ? schema["additionalProperties"] : kTrue;
+  std::vector<std::string> required;
+  if (schema.contains("required")) {
+    const Json& r = schema["required"];
+    if (!r.is_array()) invalid(pointer, "required", "must be an array of strings");
+    for (const Json& name : r) {
+      if (!name.is_string()) invalid(pointer, "required", "must be an array of strings");
+      required.push_back(name.get<std::string>());
+    }
+  }
+  std::set<std::string> required_set(required.begin(), required.end());
+  std::vector<Member> members;
+  std::vector<std::string> names;
+  const std::string props_ptr = child_pointer(pointer, "properties");
+  for (const auto& [name, sub] : props.items()) {
+    members.push_back({name, compile(sub, child_pointer(props_ptr, name), depth + 1),
+                       required_set.count(name) > 0});
+    names.push_back(name);
+  }
+  const std::string add_ptr = child_pointer(pointer, "additionalProperties");
+  for (const std::string& name : required) {  // required but undeclared: additional schema
+    if (props.contains(name) || std::count(names.begin(), names.end(), name)) continue;
+    members.push_back({name, compile(additional, add_ptr, depth + 1), true});
+    names.push_back(name);
+  }
+  std::optional<Expr> extra;
+  if (!(additional.is_boolean() && !additional.get<bool>())) {
+    extra = b_.seq({key_not_in(names), colon(), compile(additional, add_ptr, depth + 1)});
+  }
+  // start[i]: nothing emitted yet, members i.. remain; after[i]: something emitted already.
+  const size_t n = members.size();
+  std::vector<Expr> start(n + 1), after(n + 1);
+  after[n] = extra ? b_.star(b_.seq({comma(), *extra})) : b_.empty();
+  start[n] = extra ? b_.optional(b_.seq({*extra, after[n]})) : b_.empty();
+  for (size_t i = n; i-- > 0;) {
+    const Member& m = members[i];
+    Expr pair = b_.seq({b_.literal(json_key(m.name)), colon(), m.value});
+    Expr with = b_.seq({comma(), pair, after[i + 1]});
+    after[i] = m.required ? with : b_.alt({with, after[i + 1]});
+    Expr first = b_.seq({pair, after[i + 1]});
+    start[i] = m.required ? first : b_.alt({first, start[i + 1]});
+  }
+  return b_.seq({b_.literal("{"), start[0], b_.literal("}")});
+}
+
+Expr SchemaCompiler::compile_array(const Json& schema, const std::string& pointer, int depth) {
+  static const Json kTrue = true;
+  std::vector<Expr> prefix;
+  if (schema.contains("prefixItems")) {
+    const Json& p = schema["prefixItems"];
+    if (!p.is_array()) invalid(pointer, "prefixItems", "must be an array of schemas");
+    const std::string ptr = child_pointer(pointer, "prefixItems");
+    for (size_t i = 0; i < p.size(); ++i) {
+      prefix.push_back(compile(p[i], child_pointer(ptr, std::to_string(i)), depth + 1));
+    }
+  }
+  const Json& items = schema.contains("items") ? schema["items"] : kTrue;
+  uint64_t min_items = count_keyword(*this, schema, pointer, "minItems", 0);
+  uint64_t max_items = count_keyword(*this, schema, pointer, "maxItems", UINT64_MAX);
+  const bool no_more = items.is_boolean() && !items.get<bool>();
+  if (no_more) max_items = std::min<uint64_t>(max_items, prefix.size());
+  if (min_items > max_items) return b_.nothing();
+  if (min_items > kMaxItemsBound || (max_items != UINT64_MAX && max_items > kMaxItemsBound)) {
+    unsupported(pointer, min_items > kMaxItemsBound ? "minItems" : "maxItems",
+                "bounds above 100000 are not supported");
+  }
+  const size_t k = prefix.size();
+  Expr item = no_more ? b_.nothing() : compile(items, child_pointer(pointer, "items"), depth + 1);
+  auto element = [&](size_t i) { return i < k ? prefix[i] : item; };
+  // tail(i): the rest of the list after i elements were written.
+  auto tail_from = [&](size_t i) -> Expr {
+    const uint32_t lo = static_cast<uint32_t>(min_items > i ? min_items - i : 0);
+    const uint32_t hi = max_items == UINT64_MAX ? kUnbounded : static_cast<uint32_t>(max_items - i);
+    return b_.repeat(b_.seq({comma(), item}), std::min(lo, hi), hi);
+  };
+  Expr tail = (k == 0 || max_items <= k) ? b_.empty() : tail_from(k);
+  if (k == 0) {
+    if (max_items == 0) return b_.literal("[]");
+    tail = tail_from(1);
+  }
+  // Walk the prefix backwards: after i elements, stop (if allowed) or write element i.
+  size_t last = std::min<uint64_t>(std::max<size_t>(k, 1), max_items);
+  Expr rest = tail;
+  for (size_t i = last; i-- > 1;) {
+    Expr more = b_.seq({comma(), element(i), rest});
+    rest = i >= min_items ? b_.alt({b_.empty(), more}) : more;
+  }
+  Expr non_empty = b_.seq({element(0), rest});
+  Expr body = min_items == 0 ? b_.alt({b_.empty(), non_empty}) : non_empty;
+  return b_.seq({b_.literal("["), body, b_.literal("]")});
+}
+
+}  // namespace afm::guided

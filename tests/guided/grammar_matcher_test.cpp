@@ -1,0 +1,134 @@
+// Grammar IR and the Earley byte matcher: construction, recursion, repetition, rollback.
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+#include "guided/byte_matcher.h"
+#include "guided/grammar.h"
+
+namespace afm::guided {
+namespace {
+
+std::shared_ptr<const Grammar> balanced_parens() {
+  GrammarBuilder b;
+  RuleId s = b.declare("s");  // s ::= ( "(" s ")" )*
+  b.define(s, b.star(b.seq({b.literal("("), b.ref(s), b.literal(")")})));
+  return b.build(s);
+}
+
+TEST(GrammarMatcher, LiteralAndAlternatives) {
+  GrammarBuilder b;
+  auto g = b.build(b.rule("root", b.alt({b.literal("true"), b.literal("false"), b.literal("t")})));
+  EXPECT_TRUE(ByteMatcher::matches(g, "true"));
+  EXPECT_TRUE(ByteMatcher::matches(g, "false"));
+  EXPECT_TRUE(ByteMatcher::matches(g, "t"));
+  EXPECT_FALSE(ByteMatcher::matches(g, "tru"));
+  EXPECT_FALSE(ByteMatcher::matches(g, "truex"));
+  EXPECT_FALSE(ByteMatcher::matches(g, ""));
+}
+
+TEST(GrammarMatcher, RecursionThroughRules) {
+  auto g = balanced_parens();
+  EXPECT_TRUE(ByteMatcher::matches(g, ""));
+  EXPECT_TRUE(ByteMatcher::matches(g, "(()())()"));
+  EXPECT_FALSE(ByteMatcher::matches(g, "(()"));
+  EXPECT_FALSE(ByteMatcher::matches(g, "())"));
+}
+
+TEST(GrammarMatcher, BoundedRepetitionCountsExactly) {
+  GrammarBuilder b;
+  auto g = b.build(b.rule("r", b.repeat(b.byte_range('a', 'b'), 2, 4)));
+  EXPECT_FALSE(ByteMatcher::matches(g, "a"));
+  EXPECT_TRUE(ByteMatcher::matches(g, "ab"));
+  EXPECT_TRUE(ByteMatcher::matches(g, "abba"));
+  EXPECT_FALSE(ByteMatcher::matches(g, "abbab"));
+}
+
+TEST(GrammarMatcher, LongRepetitionStaysLinear) {
+  GrammarBuilder b;
+  auto g = b.build(b.rule("r", b.repeat(b.byte_range('a', 'z'), 0, 100000)));
+  ByteMatcher m(g);
+  for (int i = 0; i < 20000; ++i) ASSERT_TRUE(m.accept_byte('q'));
+  EXPECT_TRUE(m.is_complete());
+}
+
+TEST(GrammarMatcher, NullableRepetitionOfNullable) {
+  GrammarBuilder b;
+  Expr maybe_a = b.optional(b.literal("a"));
+  auto g = b.build(b.rule("r", b.seq({b.repeat(maybe_a, 2, 3), b.literal("b")})));
+  EXPECT_TRUE(ByteMatcher::matches(g, "b"));
+  EXPECT_TRUE(ByteMatcher::matches(g, "aaab"));
+  EXPECT_FALSE(ByteMatcher::matches(g, "aaaab"));
+}
+
+TEST(GrammarMatcher, RejectLeavesStateAndRollbackRestores) {
+  auto g = balanced_parens();
+  ByteMatcher m(g);
+  ASSERT_TRUE(m.accept_bytes("(("));
+  EXPECT_FALSE(m.accept_byte('x'));
+  EXPECT_EQ(m.consumed(), 2u);
+  ASSERT_TRUE(m.accept_bytes("))"));
+  EXPECT_TRUE(m.is_complete());
+  m.rollback(3);
+  EXPECT_EQ(m.consumed(), 1u);
+  EXPECT_FALSE(m.is_complete());
+  EXPECT_TRUE(m.accept_byte(')'));
+  EXPECT_TRUE(m.is_complete());
+  EXPECT_FALSE(m.accept_bytes("()x"));
+  EXPECT_EQ(m.consumed(), 2u);
+}
+
+TEST(GrammarMatcher, AllowedNextBytes) {
+  GrammarBuilder b;
+  auto g = b.build(b.rule("r", b.alt({b.literal("ab"), b.literal("ac"), b.literal("d")})));
+  ByteMatcher m(g);
+  ByteSet first = m.allowed_next_bytes();
+  EXPECT_EQ(first.count(), 2);
+  EXPECT_TRUE(first.test('a'));
+  EXPECT_TRUE(first.test('d'));
+  ASSERT_TRUE(m.accept_byte('a'));
+  ByteSet second = m.allowed_next_bytes();
+  EXPECT_EQ(second.count(), 2);
+  EXPECT_TRUE(second.test('b') && second.test('c'));
+  ASSERT_TRUE(m.accept_byte('c'));
+  EXPECT_TRUE(m.allowed_next_bytes().empty());
+  EXPECT_TRUE(m.is_complete());
+}
+
+TEST(GrammarMatcher, DeadBranchesArePrunedSoNoPrefixIsADeadEnd) {
+  GrammarBuilder b;
+  RuleId loop = b.declare("loop");  // loop ::= "x" loop   (derives no finite string)
+  b.define(loop, b.seq({b.literal("x"), b.ref(loop)}));
+  auto g = b.build(b.rule("r", b.alt({b.ref(loop), b.literal("y"), b.nothing()})));
+  ByteMatcher m(g);
+  ByteSet allowed = m.allowed_next_bytes();
+  EXPECT_EQ(allowed.count(), 1);
+  EXPECT_TRUE(allowed.test('y'));
+}
+
+TEST(GrammarMatcher, EmptyLanguage) {
+  GrammarBuilder b;
+  auto g = b.build(b.rule("r", b.nothing()));
+  EXPECT_TRUE(g->empty_language());
+  ByteMatcher m(g);
+  EXPECT_TRUE(m.allowed_next_bytes().empty());
+  EXPECT_FALSE(m.is_complete());
+}
+
+TEST(GrammarMatcher, CopiesAreIndependent) {
+  auto g = balanced_parens();
+  ByteMatcher a(g);
+  ASSERT_TRUE(a.accept_byte('('));
+  ByteMatcher b = a;
+  ASSERT_TRUE(b.accept_byte(')'));
+  EXPECT_TRUE(b.is_complete());
+  EXPECT_FALSE(a.is_complete());
+}
+
+TEST(GrammarMatcher, BuilderLimitIsATypedError) {
+  GrammarBuilder b(8);
+  for (int i = 0; i < 8; ++i) b.literal("a");
+  EXPECT_THROW(b.literal("b"), Error);
+}
+
+}  // namespace
+}  // namespace afm::guided

@@ -1,0 +1,228 @@
+// JSON Schema -> grammar: each keyword, recursion, output form, fail-closed errors, cache.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "base/error.h"
+#include "guided/byte_matcher.h"
+#include "guided/json_schema_compiler.h"
+
+namespace afm::guided {
+namespace {
+
+std::shared_ptr<const Grammar> compile(std::string_view schema, JsonSchemaOptions opts = {}) {
+  return compile_json_schema_text(schema, opts);
+}
+bool ok(const std::shared_ptr<const Grammar>& g, std::string_view text) {
+  return ByteMatcher::matches(g, text);
+}
+
+void expect_error(std::string_view schema, ErrorCode code, std::string_view keyword,
+                  std::string_view pointer) {
+  try {
+    compile(schema);
+    ADD_FAILURE() << "no error for " << schema;
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(e.code(), code) << msg;
+    EXPECT_NE(msg.find("'" + std::string(keyword) + "'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(" at " + std::string(pointer)), std::string::npos) << msg;
+  }
+}
+
+TEST(JsonSchemaCompiler, ObjectPropertiesInDeclarationOrder) {
+  auto g = compile(R"({"type":"object","properties":{"b":{"type":"integer"},"a":{"type":"string"}},
+                      "required":["a"],"additionalProperties":false})");
+  EXPECT_TRUE(ok(g, R"({"b":1,"a":"x"})"));
+  EXPECT_TRUE(ok(g, R"({"a":"x"})"));
+  EXPECT_FALSE(ok(g, R"({"a":"x","b":1})"));  // declaration order only
+  EXPECT_FALSE(ok(g, R"({"b":1})"));          // required missing
+  EXPECT_FALSE(ok(g, R"({"a":"x","c":1})"));
+  EXPECT_FALSE(ok(g, R"({})"));
+}
+
+TEST(JsonSchemaCompiler, AdditionalPropertiesNeverRepeatDeclaredKeys) {
+  auto g = compile(R"({"properties":{"a":{"type":"integer"}},"additionalProperties":{"type":"boolean"}})");
+  EXPECT_TRUE(ok(g, R"({"a":1,"b":true,"ab":false})"));
+  EXPECT_TRUE(ok(g, R"({"":true})"));
+  EXPECT_FALSE(ok(g, R"({"a":1,"a":true})"));
+  EXPECT_FALSE(ok(g, R"({"b":1})"));
+  auto required_only = compile(R"({"required":["x"],"additionalProperties":{"type":"null"}})");
+  EXPECT_TRUE(ok(required_only, R"({"x":null,"y":null})"));
+  EXPECT_FALSE(ok(required_only, R"({"y":null})"));
+}
+
+TEST(JsonSchemaCompiler, Arrays) {
+  auto g = compile(R"({"prefixItems":[{"type":"string"},{"type":"null"}],"items":{"type":"integer"},
+                      "minItems":1,"maxItems":3})");
+  EXPECT_FALSE(ok(g, "[]"));
+  EXPECT_TRUE(ok(g, R"(["a"])"));
+  EXPECT_TRUE(ok(g, R"(["a",null,7])"));
+  EXPECT_FALSE(ok(g, R"(["a",null,7,8])"));
+  EXPECT_FALSE(ok(g, R"([1])"));
+  auto closed = compile(R"({"prefixItems":[{"type":"integer"}],"items":false})");
+  EXPECT_TRUE(ok(closed, "[1]"));
+  EXPECT_TRUE(ok(closed, "[]"));
+  EXPECT_FALSE(ok(closed, "[1,2]"));
+  auto counted = compile(R"({"type":"array","items":{"const":0},"minItems":2,"maxItems":2})");
+  EXPECT_TRUE(ok(counted, "[0,0]"));
+  EXPECT_FALSE(ok(counted, "[0]"));
+}
+
+TEST(JsonSchemaCompiler, IntegerRangesAreExact) {
+  auto g = compile(R"({"type":"integer","minimum":-12,"exclusiveMaximum":105})");
+  for (int v = -40; v <= 140; ++v) {
+    EXPECT_EQ(ok(g, std::to_string(v)), v >= -12 && v < 105) << v;
+  }
+  EXPECT_FALSE(ok(g, "007"));
+  EXPECT_FALSE(ok(g, "-0"));
+  auto frac = compile(R"({"type":"integer","minimum":1.5,"maximum":3.5})");
+  EXPECT_FALSE(ok(frac, "1"));
+  EXPECT_TRUE(ok(frac, "2"));
+  EXPECT_TRUE(ok(frac, "3"));
+  EXPECT_FALSE(ok(frac, "4"));
+}
+
+TEST(JsonSchemaCompiler, NumberBounds) {
+  auto g = compile(R"({"type":"number","exclusiveMinimum":-1.25,"maximum":10})");
+  EXPECT_TRUE(ok(g, "-1.2"));
+  EXPECT_TRUE(ok(g, "-1.249"));
+  EXPECT_FALSE(ok(g, "-1.25"));
+  EXPECT_FALSE(ok(g, "-1.2500"));
+  EXPECT_TRUE(ok(g, "0"));
+  EXPECT_TRUE(ok(g, "9.999"));
+  EXPECT_TRUE(ok(g, "10"));
+  EXPECT_TRUE(ok(g, "10.000"));
+  EXPECT_FALSE(ok(g, "10.001"));
+  EXPECT_FALSE(ok(g, "-0.0"));
+  auto free = compile(R"({"type":"number"})");
+  EXPECT_TRUE(ok(free, "-1.5e+10"));
+  EXPECT_FALSE(ok(free, "01"));
+}
+
+TEST(JsonSchemaCompiler, MultipleOf) {
+  auto g = compile(R"({"type":"integer","multipleOf":7})");
+  for (int v = -30; v <= 30; ++v) EXPECT_EQ(ok(g, std::to_string(v)), v % 7 == 0) << v;
+  expect_error(R"({"multipleOf":0.5})", ErrorCode::kUnsupported, "multipleOf", "#");
+}
+
+TEST(JsonSchemaCompiler, StringsLengthPatternFormat) {
+  auto g = compile(R"({"type":"string","minLength":2,"maxLength":3})");
+  EXPECT_FALSE(ok(g, R"("a")"));
+  EXPECT_TRUE(ok(g, "\"\xc3\xa9\\n\""));  // two code points: é and an escaped newline
+  EXPECT_FALSE(ok(g, R"("abcd")"));
+  auto p = compile(R"({"type":"string","pattern":"^[a-z]+\\d$"})");
+  EXPECT_TRUE(ok(p, R"("abc1")"));
+  EXPECT_FALSE(ok(p, R"("abc")"));
+  auto unanchored = compile(R"({"type":"string","pattern":"x"})");
+  EXPECT_TRUE(ok(unanchored, R"("axb")"));
+  auto d = compile(R"({"type":"string","format":"date"})");
+  EXPECT_TRUE(ok(d, R"("2024-02-29")"));
+  EXPECT_FALSE(ok(d, R"("2023-02-29")"));
+  EXPECT_FALSE(ok(d, R"("2023-04-31")"));
+  auto u = compile(R"({"format":"uuid","type":"string"})");
+  EXPECT_TRUE(ok(u, R"("123e4567-e89b-12d3-a456-426614174000")"));
+  expect_error(R"({"type":"string","pattern":"a","maxLength":3})", ErrorCode::kUnsupported,
+               "maxLength", "#");
+  EXPECT_NO_THROW(compile(R"({"type":"string","pattern":"^a{1,2}$","maxLength":3})"));
+  expect_error(R"({"properties":{"s":{"pattern":"(a)\\1"}}})", ErrorCode::kUnsupported, "pattern",
+               "#/properties/s");
+  expect_error(R"({"format":"hostname"})", ErrorCode::kUnsupported, "format", "#");
+}
+
+TEST(JsonSchemaCompiler, EnumConstAndTypeFilter) {
+  auto g = compile(R"({"type":"string","enum":["a",1,"b",{"k":[1.0]}]})");
+  EXPECT_TRUE(ok(g, R"("a")"));
+  EXPECT_FALSE(ok(g, "1"));
+  auto any = compile(R"({"enum":[{"k":[1.0]},null]})");
+  EXPECT_TRUE(ok(any, R"({"k":[1]})"));
+  EXPECT_TRUE(ok(any, "null"));
+  auto c = compile(R"({"const":"x\"y"})");
+  EXPECT_TRUE(ok(c, R"("x\"y")"));
+}
+
+TEST(JsonSchemaCompiler, Combinators) {
+  auto any_of = compile(R"({"anyOf":[{"type":"integer"},{"type":"string","maxLength":1}]})");
+  EXPECT_TRUE(ok(any_of, "12"));
+  EXPECT_TRUE(ok(any_of, R"("a")"));
+  EXPECT_FALSE(ok(any_of, R"("ab")"));
+  auto one_of = compile(R"({"oneOf":[{"type":"integer"},{"type":"string"}]})");
+  EXPECT_TRUE(ok(one_of, "1"));
+  expect_error(R"({"oneOf":[{"type":"integer"},{"minimum":2}]})", ErrorCode::kUnsupported, "oneOf",
+               "#");
+  auto all_of = compile(R"({"allOf":[{"properties":{"a":{"type":"integer"}}},{"required":["a"]},
+                                     {"properties":{"a":{"minimum":3}}}]})");
+  EXPECT_TRUE(ok(all_of, R"({"a":3})"));
+  EXPECT_FALSE(ok(all_of, R"({"a":2})"));
+  EXPECT_FALSE(ok(all_of, R"({})"));
+  expect_error(R"({"allOf":[{"properties":{"a":true}},{"additionalProperties":false}]})",
+               ErrorCode::kUnsupported, "allOf", "#");
+}
+
+TEST(JsonSchemaCompiler, RecursiveRefs) {
+  auto g = compile(R"({"$defs":{"node":{"type":"object","properties":{"v":{"type":"integer"},
+                       "next":{"anyOf":[{"$ref":"#/$defs/node"},{"type":"null"}]}},
+                       "required":["v","next"],"additionalProperties":false}},
+                      "$ref":"#/$defs/node"})");
+  EXPECT_TRUE(ok(g, R"({"v":1,"next":{"v":2,"next":null}})"));
+  EXPECT_FALSE(ok(g, R"({"v":1,"next":{"v":2}})"));
+  expect_error(R"({"$ref":"#/$defs/missing"})", ErrorCode::kInvalidArgument, "$ref", "#");
+  expect_error(R"({"$ref":"http://example.com/s.json"})", ErrorCode::kUnsupported, "$ref", "#");
+}
+
+TEST(JsonSchemaCompiler, UnsupportedKeywordsFailClosedWithPointer) {
+  expect_error(R"({"properties":{"a":{"items":{"uniqueItems":true}}}})", ErrorCode::kUnsupported,
+               "uniqueItems", "#/properties/a/items");
+  expect_error(R"({"anyOf":[{"not":{}}]})", ErrorCode::kUnsupported, "not", "#/anyOf/0");
+  expect_error(R"({"patternProperties":{}})", ErrorCode::kUnsupported, "patternProperties", "#");
+  expect_error(R"({"type":"strin"})", ErrorCode::kInvalidArgument, "type", "#");
+  expect_error(R"({"minLength":-1})", ErrorCode::kInvalidArgument, "minLength", "#");
+  EXPECT_NO_THROW(compile(R"({"title":"t","description":"d","examples":[1],"default":2,
+                              "$comment":"c","deprecated":true,"readOnly":false})"));
+}
+
+TEST(JsonSchemaCompiler, MalformedInputNeverCrashes) {
+  for (const char* text : {"", "{", "[]", "1", "null", R"({"type":5})", R"({"properties":[]})",
+                           R"({"items":3})", R"({"enum":{}})", R"({"allOf":[]})",
+                           R"({"$defs":{"a":{"allOf":[{"$ref":"#/$defs/a"}]}},"$ref":"#/$defs/a"})",
+                           R"({"$ref":"#"})", R"({"required":[1]})", R"({"maxItems":1e300})"}) {
+    try {
+      auto g = compile(text);
+      ByteMatcher m(g);
+      (void)m.allowed_next_bytes();
+    } catch (const Error&) {
+    }
+  }
+}
+
+TEST(JsonSchemaCompiler, SpacedWhitespacePolicy) {
+  JsonSchemaOptions spaced{Whitespace::kSpaced};
+  auto g = compile(R"({"properties":{"a":{"type":"array"}},"required":["a"],"additionalProperties":false})",
+                   spaced);
+  EXPECT_TRUE(ok(g, R"({"a": [1, {"x": 2}]})"));
+  EXPECT_FALSE(ok(g, R"({"a":[1]})"));
+}
+
+TEST(JsonSchemaCompiler, CanonicalJson) {
+  auto v = nlohmann::ordered_json::parse(R"({"b":1.0,"a":[-0.0,2.5,"\u0001"]})");
+  EXPECT_EQ(canonical_json(v), R"({"b":1,"a":[0,2.5,"\u0001"]})");
+  EXPECT_EQ(canonical_json(v, Whitespace::kSpaced), R"({"b": 1, "a": [0, 2.5, "\u0001"]})");
+}
+
+TEST(JsonSchemaCompiler, CacheSharesGrammarsAcrossThreads) {
+  CompiledGrammarCache cache(2);
+  const std::string schema = R"({"type":"integer"})";
+  std::vector<std::shared_ptr<const Grammar>> got(4);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) threads.emplace_back([&, i] { got[i] = cache.get_or_compile(schema); });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(cache.get_or_compile(schema), cache.get_or_compile(schema));
+  for (auto& g : got) EXPECT_TRUE(ok(g, "42"));
+  cache.get_or_compile(R"({"type":"string"})");
+  cache.get_or_compile(R"({"type":"null"})");
+  EXPECT_EQ(cache.size(), 2u);
+  EXPECT_THROW(cache.get_or_compile(R"({"not":{}})"), Error);
+}
+
+}  // namespace
+}  // namespace afm::guided

@@ -1,0 +1,124 @@
+// Regex subset -> grammar: features, search vs full match, UTF-8, JSON encoding, errors.
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+#include "guided/byte_matcher.h"
+#include "guided/regex_compiler.h"
+
+namespace afm::guided {
+namespace {
+
+bool full(std::string_view pattern, std::string_view text) {
+  return ByteMatcher::matches(compile_regex_grammar(pattern, /*search=*/false), text);
+}
+bool search(std::string_view pattern, std::string_view text) {
+  return ByteMatcher::matches(compile_regex_grammar(pattern, /*search=*/true), text);
+}
+
+TEST(RegexCompiler, LiteralsConcatAlternation) {
+  EXPECT_TRUE(full("abc", "abc"));
+  EXPECT_FALSE(full("abc", "ab"));
+  EXPECT_TRUE(full("ab|cd", "cd"));
+  EXPECT_TRUE(full("a(b|c)d", "acd"));
+  EXPECT_TRUE(full("a(?:b|)d", "ad"));
+  EXPECT_TRUE(full("(?<x>ab)+", "abab"));
+}
+
+TEST(RegexCompiler, Quantifiers) {
+  EXPECT_TRUE(full("a*", ""));
+  EXPECT_TRUE(full("a+b?", "aaab"));
+  EXPECT_FALSE(full("a+", ""));
+  EXPECT_TRUE(full("a{3}", "aaa"));
+  EXPECT_FALSE(full("a{3}", "aa"));
+  EXPECT_TRUE(full("a{2,}", "aaaaa"));
+  EXPECT_TRUE(full("a{1,2}?", "aa"));
+  EXPECT_FALSE(full("a{1,2}", "aaa"));
+  EXPECT_TRUE(full("a{,2}", "a{,2}"));  // not a quantifier: literal braces
+}
+
+TEST(RegexCompiler, ClassesAndEscapes) {
+  EXPECT_TRUE(full("[a-c]+", "abcba"));
+  EXPECT_FALSE(full("[a-c]", "d"));
+  EXPECT_TRUE(full("[^a-c]", "d"));
+  EXPECT_FALSE(full("[^a-c]", "b"));
+  EXPECT_TRUE(full("\\d\\w\\s", "1_ "));
+  EXPECT_FALSE(full("\\D", "5"));
+  EXPECT_TRUE(full("[\\d-]+", "1-2"));
+  EXPECT_TRUE(full("\\x41\\u0042\\u{43}", "ABC"));
+  EXPECT_TRUE(full("\\.\\*", ".*"));
+  EXPECT_TRUE(full("[\\]]", "]"));
+  EXPECT_TRUE(full("\\cJ", "\n"));
+}
+
+TEST(RegexCompiler, DotAndUnicode) {
+  EXPECT_TRUE(full(".", "\xc3\xa9"));           // é is one code point
+  EXPECT_TRUE(full(".", "\xf0\x9f\x99\x82"));   // 4-byte UTF-8
+  EXPECT_FALSE(full(".", "\n"));
+  EXPECT_FALSE(full(".", "\xed\xa0\x80"));      // a surrogate is not a character
+  EXPECT_TRUE(full("[é-ë]", "\xc3\xaa"));
+  EXPECT_TRUE(full("\\W", "\xe2\x82\xac"));
+  EXPECT_TRUE(full("^.{2}$", "\xc3\xa9x"));
+}
+
+TEST(RegexCompiler, SearchSemanticsAndAnchors) {
+  EXPECT_TRUE(search("b", "abc"));
+  EXPECT_FALSE(search("^b", "abc"));
+  EXPECT_TRUE(search("^a", "abc"));
+  EXPECT_FALSE(search("a$", "abc"));
+  EXPECT_TRUE(search("^abc$", "abc"));
+  EXPECT_TRUE(search("^x|c$", "abc"));
+  EXPECT_TRUE(search("", "anything"));
+}
+
+TEST(RegexCompiler, LengthBounds) {
+  GrammarBuilder b;
+  RegexExpr r = compile_regex(b, "^[a-z]{2,5}(x|yy)?$", CharEncoding::kUtf8, true);
+  EXPECT_EQ(r.min_chars, 2u);
+  EXPECT_EQ(r.max_chars, 7u);
+  RegexExpr s = compile_regex(b, "ab", CharEncoding::kUtf8, true);
+  EXPECT_EQ(s.max_chars, kUnbounded);
+}
+
+TEST(RegexCompiler, JsonStringEncoding) {
+  GrammarBuilder b;
+  RegexExpr r = compile_regex(b, "^a.\"\\\\$", CharEncoding::kJsonString, true);
+  auto g = b.build(b.rule("s", r.expr));
+  EXPECT_TRUE(ByteMatcher::matches(g, "a\\t\\\"\\\\"));   // a<TAB>"\  escaped
+  EXPECT_TRUE(ByteMatcher::matches(g, "a\\u0001\\\"\\\\"));
+  EXPECT_FALSE(ByteMatcher::matches(g, "a\t\\\"\\\\"));   // raw control char is not JSON
+  EXPECT_FALSE(ByteMatcher::matches(g, "a\\u0009\\\"\\\\"));  // tab has the short form
+}
+
+void expect_error(std::string_view pattern, ErrorCode code, std::string_view needle) {
+  try {
+    compile_regex_grammar(pattern, true);
+    ADD_FAILURE() << "no error for " << pattern;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(RegexCompiler, UnsupportedConstructsAreTypedErrors) {
+  expect_error("(a)\\1", ErrorCode::kUnsupported, "backreference at offset 3");
+  expect_error("a(?=b)", ErrorCode::kUnsupported, "lookaround assertion at offset 1");
+  expect_error("(?<!a)b", ErrorCode::kUnsupported, "lookaround");
+  expect_error("\\bword", ErrorCode::kUnsupported, "word boundary");
+  expect_error("\\p{L}", ErrorCode::kUnsupported, "Unicode property");
+  expect_error("a(^b)", ErrorCode::kUnsupported, "anchor ^");
+  expect_error("a{1,200000}", ErrorCode::kUnsupported, "repetition count");
+}
+
+TEST(RegexCompiler, SyntaxErrorsAreTypedErrors) {
+  expect_error("(ab", ErrorCode::kInvalidArgument, "unterminated group at offset 0");
+  expect_error("ab)", ErrorCode::kInvalidArgument, "unmatched ')'");
+  expect_error("*a", ErrorCode::kInvalidArgument, "nothing to repeat");
+  expect_error("[b-a]", ErrorCode::kInvalidArgument, "out of order");
+  expect_error("[ab", ErrorCode::kInvalidArgument, "unterminated character class");
+  expect_error("a**", ErrorCode::kInvalidArgument, "nothing to repeat");
+  expect_error("\\", ErrorCode::kInvalidArgument, "trailing backslash");
+  expect_error(std::string(300, '('), ErrorCode::kUnsupported, "nesting");
+}
+
+}  // namespace
+}  // namespace afm::guided
