@@ -74,6 +74,11 @@ VocabSpec make_spec(const BpeMerger& merger, const BpeTrainerOptions& o) {
     spec.added.push_back({static_cast<int32_t>(i), o.special_tokens[i], true});
     if (o.special_tokens[i] == "<|endoftext|>") spec.eos_id = static_cast<int32_t>(i);
   }
+  // With the afm specials the vocabulary speaks the afm chat template (ARCHITECTURE.md section
+  // 5), so tokenizer_config.json carries it and `afm chat` / exported models can use it.
+  if (std::find(o.special_tokens.begin(), o.special_tokens.end(), "<turn_start>") !=
+      o.special_tokens.end())
+    spec.chat_template = afm_chat_template_jinja();
   spec.pre_regex = trainer_pre_regex(o.pre_tokenizer);
   spec.pre_name = pre_name_for_regex(spec.pre_regex);
   // Llama-3 tokenizers use a pre-token that is itself a token whole; llama.cpp assumes so.
@@ -122,6 +127,14 @@ uint64_t input_file_size(const std::string& path) {
 }
 
 }  // namespace
+
+const std::string& afm_chat_template_jinja() {
+  static const std::string kTemplate =
+      "{% for message in messages %}<turn_start> {{ message['role'] }}\n"
+      "{{ message['content'] }}<turn_end>{% endfor %}"
+      "{% if add_generation_prompt %}<turn_start> assistant\n{% endif %}";
+  return kTemplate;
+}
 
 const std::vector<std::string>& afm_special_tokens() {
   static const std::vector<std::string> kTokens = {"<|endoftext|>", "<turn_start>", "<turn_end>",

@@ -53,6 +53,9 @@ struct BpeTrainResult {
 // The afm chat-template special tokens, in id order: <|endoftext|> (document separator and
 // EOS), <turn_start>, <turn_end>, <executable_start>, <executable_end>.
 const std::vector<std::string>& afm_special_tokens();
+// The afm chat template (ARCHITECTURE.md section 5) as Jinja, written into tokenizer_config.json
+// when the vocabulary has the afm specials.
+const std::string& afm_chat_template_jinja();
 
 // The pre-tokenizer regex of a trainer name (qwen2, gpt2, llama3, or llama.cpp's qwen2, gpt-2,
 // llama-bpe); Error(kInvalidArgument) naming the choices otherwise.

@@ -214,6 +214,11 @@ TEST(BpeTrainer, TrainedTokenizerRoundTripsThroughTokenizerJson) {
   EXPECT_EQ(ids[ids.size() - 2], 2);
   EXPECT_EQ(ids.back(), 0);
   EXPECT_EQ(tok.encode(" quick").size(), 1u);  // a frequent training word is one token
+  // The afm specials bring the afm chat template with them.
+  std::ifstream config(dir / "tokenizer_config.json");
+  const std::string config_text((std::istreambuf_iterator<char>(config)), {});
+  EXPECT_NE(config_text.find("\"chat_template\": \"{% for message in messages %}<turn_start>"),
+            std::string::npos);
   std::filesystem::remove_all(dir);
 }
 
