@@ -1,0 +1,70 @@
+// Token-level matcher: a ByteMatcher driven one vocabulary token at a time.
+//
+// A token is allowed iff the byte matcher accepts all of its bytes in sequence from the current
+// state; special/control tokens are never allowed, except the vocabulary's EOS token, which is
+// allowed exactly when the bytes so far form a complete sentence. Because the grammar has no
+// dead ends (Grammar::build prunes them), a state that is not complete always allows at least
+// one byte, though not necessarily a whole token of a given vocabulary.
+//
+// Mask computation walks the vocabulary trie depth-first (TokenVocabulary stores it in
+// preorder): each trie edge is one accept_byte, leaving a node is a rollback, and a rejected
+// byte skips its whole subtree, so tokens sharing a prefix share the matcher work.
+//
+// Ownership and threads: the Grammar and TokenVocabulary are immutable and may be shared by
+// many matchers on many threads; a TokenMatcher is one per sequence, single-threaded.
+// Errors: ids outside the vocabulary are rejected (accept_token returns false), never UB.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "guided/byte_matcher.h"
+#include "guided/grammar.h"
+#include "guided/token_vocabulary.h"
+
+namespace afm::guided {
+
+class TokenMatcher {
+ public:
+  TokenMatcher(std::shared_ptr<const Grammar> grammar,
+               std::shared_ptr<const TokenVocabulary> vocabulary);
+
+  // Consumes token `id` if allowed (see above); on false the state is unchanged. After EOS is
+  // accepted the matcher is terminated: no further token is accepted until it is rolled back.
+  bool accept_token(int32_t id);
+  // Writes the allowed-token bitmask: bit (id % 32) of words[id / 32]. `words` must have
+  // vocabulary().mask_words() entries; every bit is written (bits past the vocabulary are 0).
+  void fill_next_token_mask(std::span<uint32_t> words);
+  std::vector<uint32_t> next_token_mask();
+  // Forgets the last n accepted tokens (EOS included); n <= num_tokens().
+  void rollback(size_t n_tokens);
+
+  // True when the bytes so far form a complete sentence (EOS would be allowed).
+  bool is_complete() const { return bytes_.is_complete(); }
+  bool is_terminated() const { return terminated_; }
+  size_t num_tokens() const { return token_lengths_.size(); }
+  size_t num_bytes() const { return bytes_.consumed(); }
+
+  // Jump-forward: the longest byte string every continuation must start with — bytes are
+  // appended while exactly one byte is allowed and the state is not complete (a complete
+  // state could also end here). At most max_bytes. The state is unchanged; callers tokenize
+  // the string (it need not be one token) and feed the tokens back through accept_token.
+  std::string forced_bytes(size_t max_bytes = 4096);
+
+  const TokenVocabulary& vocabulary() const { return *vocabulary_; }
+  const ByteMatcher& byte_matcher() const { return bytes_; }
+
+ private:
+  void walk_trie(std::span<uint32_t> words);
+
+  std::shared_ptr<const TokenVocabulary> vocabulary_;
+  ByteMatcher bytes_;
+  std::vector<uint32_t> token_lengths_;  // bytes consumed per accepted token (EOS: 0)
+  bool terminated_ = false;
+};
+
+}  // namespace afm::guided

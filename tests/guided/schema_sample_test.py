@@ -1,0 +1,132 @@
+"""`afm schema compile|sample` against the `jsonschema` package (the oracle).
+
+(a) Hand-written schemas: every walk must end, and every sampled instance must validate.
+(b) The first FILES_PER_FOLDER schemas of each jsonschemabench folder (shared data next to the
+    repository; skipped with a printed reason when absent): each schema either compiles or
+    fails with an error naming a keyword; instances sampled from the ones that compile must
+    parse as JSON and validate (formats asserted). Walks that reach --max-tokens are counted,
+    never printed as instances. Zero invalid instances are allowed.
+Prints the compile coverage per folder (docs/guided.md quotes it).
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import jsonschema
+
+AFM = os.environ["AFM_BIN"]
+ROOT = Path(os.environ.get("AFM_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+BIG_VOCAB = ROOT / "tests/data/tokenizer/qwen2/tokenizer.json"  # 4000 tokens
+SMALL_VOCAB = ROOT / "tests/data/hf/qwen2/tokenizer.json"  # 400 tokens: cheaper masks
+BENCH = ROOT.parent / "shared/data/jsonschemabench/data"
+FILES_PER_FOLDER = 30
+BENCH_SAMPLED_PER_FOLDER = 30
+
+HAND_WRITTEN = [
+    {"type": "object", "properties": {
+        "name": {"type": "string", "maxLength": 6},
+        "age": {"type": "integer", "minimum": 0, "maximum": 130},
+        "tags": {"type": "array", "items": {"enum": ["a", "b", "é"]}, "maxItems": 3}},
+     "required": ["name", "age"], "additionalProperties": False},
+    {"type": "array", "prefixItems": [{"type": "boolean"}, {"type": "null"}],
+     "items": {"type": "number", "minimum": -1.5, "maximum": 2.25}, "maxItems": 4},
+    {"anyOf": [{"type": "integer", "multipleOf": 7},
+               {"const": {"k": [1, "x"]}}, {"type": "string", "format": "date"}]},
+    {"type": "string", "pattern": "^[a-c]{2,4}-[0-9]{1,3}$"},
+    {"type": "string", "format": "uuid"},
+    {"$defs": {"node": {"type": "object", "properties": {
+        "v": {"type": "integer", "minimum": 0, "maximum": 9},
+        "next": {"$ref": "#/$defs/node"}}, "required": ["v"], "additionalProperties": False}},
+     "$ref": "#/$defs/node"},
+    {"type": "object", "properties": {"id": {"type": "string", "format": "uuid"},
+                                      "when": {"type": "string", "format": "date-time"}},
+     "required": ["id", "when"], "additionalProperties": False},
+]
+
+
+def run(args, timeout=60):
+    return subprocess.run([AFM, "schema", *args], capture_output=True, timeout=timeout)
+
+
+def check_instances(schema, stdout, where, failures):
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
+    lines = stdout.decode("utf-8").splitlines()
+    for line in lines:
+        try:
+            instance = json.loads(line)
+        except json.JSONDecodeError as e:
+            failures.append(f"{where}: not JSON ({e}): {line[:200]}")
+            continue
+        error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
+        if error is not None:
+            failures.append(f"{where}: invalid instance ({error.message[:200]}): {line[:200]}")
+    return len(lines)
+
+
+def hand_written(failures, tmp):
+    for i, schema in enumerate(HAND_WRITTEN):
+        path = tmp / f"hand{i}.json"
+        path.write_text(json.dumps(schema))
+        r = run(["sample", "--schema", str(path), "--tokenizer", str(BIG_VOCAB), "--n", "8",
+                 "--seed", str(i), "--max-tokens", "4000"])
+        if r.returncode != 0:
+            failures.append(f"hand-written {i}: exit {r.returncode}: {r.stderr.decode()[-300:]}")
+        if check_instances(schema, r.stdout, f"hand-written {i}", failures) != 8 and not failures:
+            failures.append(f"hand-written {i}: expected 8 instances")
+    bad = tmp / "bad.json"
+    bad.write_text('{"properties": {"a": {"not": {}}}}')
+    r = run(["compile", "--schema", str(bad)])
+    if r.returncode != 1 or b"'not'" not in r.stderr or b"#/properties/a" not in r.stderr:
+        failures.append(f"unsupported keyword: exit {r.returncode}: {r.stderr.decode()}")
+
+
+def bench_folder(folder, failures):
+    """Returns (files, compiled, sampled schemas, instances, walks that reached the limit)."""
+    files = sorted(folder.glob("*.json"))[:FILES_PER_FOLDER]
+    compiled, sampled, instances, unfinished = 0, 0, 0, 0
+    for path in files:
+        r = run(["compile", "--schema", str(path), "--json"])
+        if r.returncode != 0:
+            message = r.stderr.decode("utf-8", "replace")
+            if r.returncode != 1 or "keyword '" not in message:
+                failures.append(f"{path.name}: exit {r.returncode} without a keyword: {message}")
+            continue
+        compiled += 1
+        if sampled >= BENCH_SAMPLED_PER_FOLDER:
+            continue
+        schema = json.loads(path.read_text())
+        r = run(["sample", "--schema", str(path), "--tokenizer", str(SMALL_VOCAB), "--n", "2",
+                 "--seed", "1", "--max-tokens", "1500"])
+        stderr = r.stderr.decode("utf-8", "replace")
+        if r.returncode not in (0, 1) or (r.returncode == 1 and "--max-tokens" not in stderr):
+            failures.append(f"{path.name}: sample exit {r.returncode}: {stderr[-300:]}")
+        sampled += 1
+        instances += check_instances(schema, r.stdout, path.name, failures)
+        unfinished += stderr.count("reached --max-tokens") - (1 if r.returncode == 1 else 0)
+    return len(files), compiled, sampled, instances, unfinished
+
+
+def main():
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        hand_written(failures, Path(tmp))
+    if not BENCH.is_dir():
+        print(f"skipping jsonschemabench: {BENCH} not found")
+    else:
+        print("| folder | schemas | compile | sampled schemas | instances | walks at limit |")
+        print("|---|---|---|---|---|---|")
+        for folder in sorted(p for p in BENCH.iterdir() if p.is_dir()):
+            n, ok, sampled, instances, unfinished = bench_folder(folder, failures)
+            print(f"| {folder.name} | {n} | {ok} ({100.0 * ok / max(n, 1):.0f}%) | {sampled} "
+                  f"| {instances} | {unfinished} |")
+    for f in failures:
+        print("FAIL", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
