@@ -3,6 +3,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -12,8 +13,11 @@
 
 namespace afm::data::testing {
 
+// An empty folder private to this process: CTest runs tests in parallel processes, and two
+// tests that share a helper must not share its folder.
 inline std::filesystem::path fresh_dir(const std::string& name) {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("afm_data_" + name);
+  std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                              ("afm_data_" + name + "_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
