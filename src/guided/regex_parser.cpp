@@ -34,6 +34,17 @@ CodePointSet space_class() {  // ECMA WhiteSpace + LineTerminator
   return s;
 }
 
+// Code points ECMA-262 and Python's `re` (what the `jsonschema` package validates with) class
+// differently: U+FEFF is ECMA whitespace only; U+001C-U+001F and U+0085 are Python whitespace
+// only. Generated text must be valid under either reading, so \s and \S produce neither.
+CodePointSet without_disputed_space(const CodePointSet& s) {
+  CodePointSet out = s.complement();
+  out.add(0x1C, 0x1F);
+  out.add(0x85, 0x85);
+  out.add(0xFEFF, 0xFEFF);
+  return out.complement();
+}
+
 CodePointSet dot_class() {
   CodePointSet s;
   s.add('\n', '\n');
@@ -254,8 +265,8 @@ class Parser {
       case 'D': return digit_class().complement();
       case 'w': return word_class();
       case 'W': return word_class().complement();
-      case 's': return space_class();
-      case 'S': return space_class().complement();
+      case 's': return without_disputed_space(space_class());
+      case 'S': return without_disputed_space(space_class().complement());
       case 'n': return one('\n');
       case 'r': return one('\r');
       case 't': return one('\t');

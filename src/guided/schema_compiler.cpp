@@ -54,13 +54,18 @@ const std::set<std::string> kSupported = {
 const char* const kTypeNames[] = {"null", "boolean", "object", "array", "string", "number",
                                    "integer"};
 
+// Drafts whose keywords this compiler reads with 2020-12 meaning safely: draft-04's boolean
+// exclusiveMinimum/exclusiveMaximum fail closed ("must be a number"), array-form `items` and
+// `additionalItems` fail closed, and keywords beside `$ref` (ignored by drafts 4-7) only make
+// the output stricter, so every instance generated is valid under the declared draft too.
 bool is_known_metaschema(std::string uri) {
   if (!uri.empty() && uri.back() == '#') uri.pop_back();
   if (uri.rfind("http://", 0) == 0) uri = "https://" + uri.substr(7);
   return uri == "https://json-schema.org/draft/2020-12/schema" ||
          uri == "https://json-schema.org/draft/2019-09/schema" ||
          uri == "https://json-schema.org/draft-07/schema" ||
-         uri == "https://json-schema.org/draft-06/schema";
+         uri == "https://json-schema.org/draft-06/schema" ||
+         uri == "https://json-schema.org/draft-04/schema";
 }
 
 std::string display(const std::string& pointer) { return "#" + pointer; }

@@ -181,6 +181,24 @@ TEST(JsonSchemaCompiler, UnsupportedKeywordsFailClosedWithPointer) {
                               "$comment":"c","deprecated":true,"readOnly":false})"));
 }
 
+TEST(JsonSchemaCompiler, OlderDraftsCompileWhereTheirKeywordsMeanTheSame) {
+  auto g = compile(R"({"$schema":"http://json-schema.org/draft-04/schema#","type":"object",
+                       "properties":{"n":{"type":"integer","minimum":1,"maximum":3}},
+                       "required":["n"]})");
+  EXPECT_TRUE(ok(g, R"({"n":2})"));
+  EXPECT_FALSE(ok(g, R"({"n":4})"));
+  // draft-04's boolean exclusiveMaximum modifies maximum: fail closed rather than misread it.
+  expect_error(R"({"$schema":"http://json-schema.org/draft-04/schema#","type":"integer",
+                   "maximum":3,"exclusiveMaximum":true})",
+               ErrorCode::kInvalidArgument, "exclusiveMaximum", "#");
+  // drafts 4-7 tuple form of items: fail closed.
+  EXPECT_THROW(compile(R"({"$schema":"http://json-schema.org/draft-07/schema#",
+                           "type":"array","items":[{"type":"integer"}]})"),
+               Error);
+  expect_error(R"({"$schema":"http://json-schema.org/draft-03/schema#"})",
+               ErrorCode::kUnsupported, "$schema", "#");
+}
+
 TEST(JsonSchemaCompiler, MalformedInputNeverCrashes) {
   for (const char* text : {"", "{", "[]", "1", "null", R"({"type":5})", R"({"properties":[]})",
                            R"({"items":3})", R"({"enum":{}})", R"({"allOf":[]})",

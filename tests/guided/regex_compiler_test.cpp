@@ -48,6 +48,13 @@ TEST(RegexCompiler, ClassesAndEscapes) {
   EXPECT_TRUE(full("\\.\\*", ".*"));
   EXPECT_TRUE(full("[\\]]", "]"));
   EXPECT_TRUE(full("\\cJ", "\n"));
+  // Where ECMA-262 and Python's re disagree on whitespace, neither \s nor \S generates it.
+  EXPECT_TRUE(full("\\s", "\u3000"));
+  EXPECT_FALSE(full("\\s", "\uFEFF"));
+  EXPECT_FALSE(full("\\S", "\uFEFF"));
+  EXPECT_FALSE(full("\\S", "\x1c"));
+  EXPECT_FALSE(full("\\S", "\u0085"));
+  EXPECT_TRUE(full("\\S", "x"));
 }
 
 TEST(RegexCompiler, DotAndUnicode) {
