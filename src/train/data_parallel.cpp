@@ -88,8 +88,6 @@ struct DataParallel::Group {
   }
 };
 
-bool DataParallel::transport_available() { return true; }
-
 DataParallel::DataParallel(const RankLayout& layout) : layout_(layout) {
   if (layout_.world_size == 1) return;
   c10d::TCPStoreOptions store_options;
@@ -130,8 +128,6 @@ void DataParallel::broadcast(const std::vector<torch::Tensor>& tensors) {
 }
 #else
 struct DataParallel::Group {};
-
-bool DataParallel::transport_available() { return false; }
 
 DataParallel::DataParallel(const RankLayout& layout) : layout_(layout) {
   if (layout_.world_size > 1)

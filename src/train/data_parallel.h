@@ -48,7 +48,6 @@ class DataParallel {
   // Rank 0's values of `tensors` on every rank.
   void broadcast(const std::vector<torch::Tensor>& tensors);
 
-  static bool transport_available();
 
  private:
   struct Group;

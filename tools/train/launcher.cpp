@@ -58,7 +58,7 @@ pid_t spawn_rank(int rank, int nproc, int port, char** argv) {
 
 }  // namespace
 
-int launch_local_ranks(int nproc, int argc, char** argv) {
+int launch_local_ranks(int nproc, char** argv) {
   const int port = free_port();
   std::vector<pid_t> ranks;
   for (int r = 0; r < nproc; ++r) ranks.push_back(spawn_rank(r, nproc, port, argv));
@@ -75,7 +75,6 @@ int launch_local_ranks(int nproc, int argc, char** argv) {
         if (other != pid) kill(other, SIGTERM);
     }
   }
-  (void)argc;
   return result;
 }
 

@@ -6,6 +6,6 @@
 namespace afm::train {
 
 // Returns the job's exit status: 0 when every rank succeeded, else the first failure's.
-int launch_local_ranks(int nproc, int argc, char** argv);
+int launch_local_ranks(int nproc, char** argv);
 
 }  // namespace afm::train

@@ -23,7 +23,6 @@ using namespace afm::train;
 struct PretrainArgs {
   std::string config, shards, out_dir;
   int nproc = 1;
-  int argc = 0;
   char** argv = nullptr;
   int launcher_status = 0;
   RunOptions run;
@@ -49,7 +48,7 @@ void add_pretrain(CLI::App& app, PretrainArgs& a) {
   cmd->callback([&a] {
     // The launcher's own process only starts the ranks; each rank runs this same command.
     if (a.nproc > 1 && std::getenv("WORLD_SIZE") == nullptr) {
-      a.launcher_status = launch_local_ranks(a.nproc, a.argc, a.argv);
+      a.launcher_status = launch_local_ranks(a.nproc, a.argv);
       return;
     }
     TrainConfig config = load_train_config(a.config);
@@ -94,7 +93,6 @@ int main(int argc, char** argv) {
   CLI::App app{"afm-train: train AFM-style models with libtorch"};
   app.require_subcommand(1);
   PretrainArgs pretrain;
-  pretrain.argc = argc;
   pretrain.argv = argv;
   ExportArgs export_args;
   add_pretrain(app, pretrain);
