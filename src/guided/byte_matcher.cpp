@@ -1,7 +1,8 @@
 // Earley recogniser over bytes; see byte_matcher.h for the design.
 #include "guided/byte_matcher.h"
 
-#include <unordered_set>
+#include <algorithm>
+#include <utility>
 
 #include "base/error.h"
 
@@ -32,13 +33,26 @@ ByteMatcher::Item ByteMatcher::advanced(const Item& item) const {
 }
 
 // Builds the Earley set at index `k` (the last one) by closing over predictions and
-// completions of the items already placed there.
+// completions of the items already placed there. Duplicates are found through dedupe_, an
+// open-addressing table over the items of set k.
 class ByteMatcher::SetBuilder {
  public:
-  SetBuilder(ByteMatcher& m, uint32_t k) : m_(m), k_(k) {}
+  SetBuilder(ByteMatcher& m, uint32_t k) : m_(m), k_(k), begin_(m.items_.size()) {
+    if (m_.dedupe_.size() < 64) m_.dedupe_.resize(64);
+    std::fill(m_.dedupe_.begin(), m_.dedupe_.end(), 0u);
+  }
 
   void add(const Item& item) {
-    if (seen_.insert(item).second) m_.items_.push_back(item);
+    std::vector<uint32_t>& table = m_.dedupe_;
+    if ((m_.items_.size() - begin_ + 1) * 2 > table.size()) grow();
+    const size_t mask = table.size() - 1;
+    size_t slot = ItemHash()(item) & mask;
+    while (table[slot] != 0) {
+      if (m_.items_[table[slot] - 1] == item) return;
+      slot = (slot + 1) & mask;
+    }
+    m_.items_.push_back(item);
+    table[slot] = static_cast<uint32_t>(m_.items_.size());
   }
 
   void close() {
@@ -55,6 +69,17 @@ class ByteMatcher::SetBuilder {
   }
 
  private:
+  void grow() {
+    std::vector<uint32_t>& table = m_.dedupe_;
+    table.assign(table.size() * 2, 0u);
+    const size_t mask = table.size() - 1;
+    for (size_t i = begin_; i < m_.items_.size(); ++i) {
+      size_t slot = ItemHash()(m_.items_[i]) & mask;
+      while (table[slot] != 0) slot = (slot + 1) & mask;
+      table[slot] = static_cast<uint32_t>(i + 1);
+    }
+  }
+
   void complete_into(const Item& done) {
     const uint32_t lhs = m_.grammar_->production(done.prod).lhs;
     const size_t begin = m_.set_begin_[done.origin];
@@ -62,13 +87,14 @@ class ByteMatcher::SetBuilder {
     for (size_t j = begin; j < end; ++j) {
       Symbol sym;
       const Item waiting = m_.items_[j];
-      if (m_.next_symbol(waiting, &sym) && sym == static_cast<Symbol>(lhs)) add(m_.advanced(waiting));
+      if (m_.next_symbol(waiting, &sym) && sym == static_cast<Symbol>(lhs))
+        add(m_.advanced(waiting));
     }
   }
 
   ByteMatcher& m_;
   uint32_t k_;
-  std::unordered_set<Item, ItemHash> seen_;
+  size_t begin_;
 };
 
 ByteMatcher::ByteMatcher(std::shared_ptr<const Grammar> grammar) : grammar_(std::move(grammar)) {
@@ -139,6 +165,81 @@ ByteSet ByteMatcher::allowed_next_bytes() const {
     }
   }
   return allowed;
+}
+
+void ByteMatcher::state_key(std::vector<uint32_t>* key) const {
+  key->clear();
+  const uint32_t k = static_cast<uint32_t>(consumed());
+  // Graph nodes besides the current set: (set, nonterminal) = the items of that set waiting
+  // for that nonterminal, i.e. exactly what complete_into() would advance. Few per state
+  // (about one per nesting level), so a linear search beats a hash map here.
+  std::vector<std::pair<uint32_t, uint32_t>> nodes;
+  auto label = [&](const Item& item) -> uint32_t {
+    const std::pair<uint32_t, uint32_t> node{item.origin, grammar_->production(item.prod).lhs};
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (nodes[i] == node) return static_cast<uint32_t>(i + 1);
+    }
+    nodes.push_back(node);
+    return static_cast<uint32_t>(nodes.size());
+  };
+  auto emit = [&](const Item& item) {
+    key->push_back(item.prod);
+    key->push_back(item.dot);
+    key->push_back(label(item));
+  };
+  Symbol sym;
+  for (size_t i = set_begin_[k]; i < items_.size(); ++i) {
+    if (next_symbol(items_[i], &sym)) emit(items_[i]);  // complete items have no future
+  }
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    const auto [set, nt] = nodes[n];
+    key->push_back(UINT32_MAX);  // separates the nodes' item lists
+    const size_t end = set + 1 < set_begin_.size() ? set_begin_[set + 1] : items_.size();
+    for (size_t i = set_begin_[set]; i < end; ++i) {
+      if (next_symbol(items_[i], &sym) && sym == static_cast<Symbol>(nt)) emit(items_[i]);
+    }
+  }
+}
+
+std::vector<ByteSet> ByteMatcher::byte_classes() const {
+  std::vector<uint32_t> terminals;  // distinct terminals the current set scans
+  Symbol sym;
+  for (size_t i = set_begin_.back(); i < items_.size(); ++i) {
+    if (next_symbol(items_[i], &sym) && is_terminal(sym) &&
+        std::find(terminals.begin(), terminals.end(), terminal_index(sym)) == terminals.end()) {
+      terminals.push_back(terminal_index(sym));
+    }
+  }
+  // A byte's signature is the subset of those terminals containing it; with more than 64
+  // terminals every allowed byte is its own class (correct, only slower).
+  std::vector<ByteSet> classes;
+  const ByteSet allowed = allowed_next_bytes();
+  if (terminals.size() > 64) {
+    for (int b = 0; b < 256; ++b) {
+      if (!allowed.test(static_cast<uint8_t>(b))) continue;
+      classes.emplace_back().set(static_cast<uint8_t>(b));
+    }
+    return classes;
+  }
+  uint64_t sig[256] = {};
+  for (size_t j = 0; j < terminals.size(); ++j) {
+    const ByteSet& t = grammar_->terminal(terminals[j]);
+    for (int b = 0; b < 256; ++b) {
+      if (t.test(static_cast<uint8_t>(b))) sig[b] |= uint64_t{1} << j;
+    }
+  }
+  std::vector<uint64_t> class_sig;
+  for (int b = 0; b < 256; ++b) {
+    if (sig[b] == 0) continue;
+    size_t c = 0;
+    while (c < class_sig.size() && class_sig[c] != sig[b]) ++c;
+    if (c == class_sig.size()) {
+      class_sig.push_back(sig[b]);
+      classes.emplace_back();
+    }
+    classes[c].set(static_cast<uint8_t>(b));
+  }
+  return classes;
 }
 
 bool ByteMatcher::matches(std::shared_ptr<const Grammar> grammar, std::string_view text) {

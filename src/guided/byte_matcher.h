@@ -12,6 +12,11 @@
 // unproductive productions, every state the matcher can reach extends to a complete match:
 // allowed_next_bytes() is empty only when is_complete() is true (or the language is empty).
 //
+// For the token-mask layer (mask_cache.h) the matcher also exposes state_key(): a serialisation
+// of the part of the chart that decides which byte strings are accepted from here on, so two
+// positions with equal keys accept exactly the same continuations; and byte_classes(): the
+// allowed bytes grouped so that all bytes of a group lead to equal successor states.
+//
 // Thread safety: a ByteMatcher is single-threaded; many matchers may share one Grammar.
 #pragma once
 
@@ -40,6 +45,15 @@ class ByteMatcher {
   // The bytes accept_byte() would take now.
   ByteSet allowed_next_bytes() const;
   size_t consumed() const { return set_begin_.size() - 1; }
+
+  // Writes into *key a serialisation of the current set's pending items and, following origin
+  // links, every older item a future completion could advance (a graph of (production, dot)
+  // nodes, numbered in discovery order). Equal keys => the same byte strings are accepted
+  // from here on (is_complete() is not part of the key). Cost: linear in the visited items.
+  void state_key(std::vector<uint32_t>* key) const;
+  // allowed_next_bytes() partitioned into groups whose bytes are scanned by the same items, so
+  // every byte of a group yields an equal successor state (equal state_key()).
+  std::vector<ByteSet> byte_classes() const;
   const Grammar& grammar() const { return *grammar_; }
 
   // Convenience: does the whole text match from the start state?
@@ -67,6 +81,9 @@ class ByteMatcher {
 
   std::shared_ptr<const Grammar> grammar_;
   std::vector<Item> items_;
+  // Open-addressing index of the set under construction (slot = item index + 1, 0 = free);
+  // kept between calls so building a set allocates nothing in the steady state.
+  std::vector<uint32_t> dedupe_;
   std::vector<uint32_t> set_begin_;  // set k is items_[set_begin_[k] .. set_begin_[k+1])
 };
 

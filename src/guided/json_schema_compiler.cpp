@@ -59,7 +59,10 @@ std::string canonical_json(const nlohmann::ordered_json& value, Whitespace white
 std::shared_ptr<const Grammar> CompiledGrammarCache::get_or_compile(
     std::string_view schema_text, const JsonSchemaOptions& options) {
   std::string key = std::to_string(static_cast<int>(options.whitespace)) + ":" +
-                    std::to_string(options.max_grammar_nodes) + ":" + std::string(schema_text);
+                    std::to_string(options.max_grammar_nodes) + ":" +
+                    std::to_string(options.prefix.size()) + ":" + options.prefix +
+                    std::to_string(options.suffix.size()) + ":" + options.suffix +
+                    std::string(schema_text);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = index_.find(key); it != index_.end()) {

@@ -35,6 +35,9 @@ enum class Whitespace {
 struct JsonSchemaOptions {
   Whitespace whitespace = Whitespace::kCompact;
   size_t max_grammar_nodes = 4u << 20;
+  // Literal text the grammar requires before and after the JSON value (for example the fence
+  // around a tool-call array); empty by default.
+  std::string prefix, suffix;
 };
 
 std::shared_ptr<const Grammar> compile_json_schema(const nlohmann::ordered_json& schema,

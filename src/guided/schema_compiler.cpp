@@ -122,7 +122,11 @@ void SchemaCompiler::invalid(const std::string& pointer, const std::string& keyw
 }
 
 std::shared_ptr<const Grammar> SchemaCompiler::compile_root() {
-  return b_.build(b_.rule("root", compile(root_, "", 0)));
+  Expr value = compile(root_, "", 0);
+  if (!options_.prefix.empty() || !options_.suffix.empty()) {
+    value = b_.seq({b_.literal(options_.prefix), value, b_.literal(options_.suffix)});
+  }
+  return b_.build(b_.rule("root", value));
 }
 
 std::shared_ptr<const Grammar> SchemaCompiler::compile_detached(const Json& schema,

@@ -16,10 +16,11 @@ void set_bit(std::span<uint32_t> words, int32_t id) {
 }  // namespace
 
 TokenMatcher::TokenMatcher(std::shared_ptr<const Grammar> grammar,
-                           std::shared_ptr<const TokenVocabulary> vocabulary)
-    : vocabulary_(std::move(vocabulary)), bytes_(std::move(grammar)) {
-  AFM_CHECK(vocabulary_ != nullptr);
-}
+                           std::shared_ptr<const TokenVocabulary> vocabulary,
+                           std::shared_ptr<MaskCache> mask_cache)
+    : vocabulary_(std::move(vocabulary)),
+      bytes_(grammar),
+      masks_(mask_cache ? std::move(mask_cache) : MaskCache::shared(grammar, vocabulary_)) {}
 
 bool TokenMatcher::accept_token(int32_t id) {
   if (terminated_ || id < 0 || id >= vocabulary_->size()) return false;
@@ -47,6 +48,20 @@ void TokenMatcher::rollback(size_t n_tokens) {
 }
 
 void TokenMatcher::fill_next_token_mask(std::span<uint32_t> words) {
+  AFM_CHECK(words.size() == vocabulary_->mask_words());
+  if (terminated_) {
+    std::fill(words.begin(), words.end(), 0u);
+    return;
+  }
+  if (!masks_->fill(bytes_, words)) {  // a walk too large for the cache: exact, just slower
+    std::fill(words.begin(), words.end(), 0u);
+    walk_trie(words);
+  }
+  const auto eos = vocabulary_->eos_id();
+  if (eos && bytes_.is_complete()) set_bit(words, *eos);
+}
+
+void TokenMatcher::fill_next_token_mask_reference(std::span<uint32_t> words) {
   AFM_CHECK(words.size() == vocabulary_->mask_words());
   std::fill(words.begin(), words.end(), 0u);
   if (terminated_) return;

@@ -6,12 +6,17 @@
 // dead ends (Grammar::build prunes them), a state that is not complete always allows at least
 // one byte, though not necessarily a whole token of a given vocabulary.
 //
-// Mask computation walks the vocabulary trie depth-first (TokenVocabulary stores it in
-// preorder): each trie edge is one accept_byte, leaving a node is a rollback, and a rejected
-// byte skips its whole subtree, so tokens sharing a prefix share the matcher work.
+// Mask computation (fill_next_token_mask) goes through a MaskCache (mask_cache.h): parse states
+// are memoised with their byte successors and masks, and loops such as JSON string content are
+// answered from a per-vocabulary bitmask. By default every matcher of one (grammar, vocabulary)
+// pair in the process shares one cache (MaskCache::shared), so a compiled grammar that is kept
+// and reused serves later sequences from the states and masks earlier ones computed.
+// fill_next_token_mask_reference() is the plain walk over the vocabulary trie (one Earley step per
+// trie edge) that the fast path must equal; tests and benchmarks compare the two.
 //
 // Ownership and threads: the Grammar and TokenVocabulary are immutable and may be shared by
-// many matchers on many threads; a TokenMatcher is one per sequence, single-threaded.
+// many matchers on many threads; so may the MaskCache (thread-safe). A TokenMatcher is one per
+// sequence, single-threaded.
 // Errors: ids outside the vocabulary are rejected (accept_token returns false), never UB.
 #pragma once
 
@@ -24,14 +29,17 @@
 
 #include "guided/byte_matcher.h"
 #include "guided/grammar.h"
+#include "guided/mask_cache.h"
 #include "guided/token_vocabulary.h"
 
 namespace afm::guided {
 
 class TokenMatcher {
  public:
+  // `mask_cache`: a cache made for this grammar and vocabulary (null: MaskCache::shared()).
   TokenMatcher(std::shared_ptr<const Grammar> grammar,
-               std::shared_ptr<const TokenVocabulary> vocabulary);
+               std::shared_ptr<const TokenVocabulary> vocabulary,
+               std::shared_ptr<MaskCache> mask_cache = nullptr);
 
   // Consumes token `id` if allowed (see above); on false the state is unchanged. After EOS is
   // accepted the matcher is terminated: no further token is accepted until it is rolled back.
@@ -40,6 +48,8 @@ class TokenMatcher {
   // vocabulary().mask_words() entries; every bit is written (bits past the vocabulary are 0).
   void fill_next_token_mask(std::span<uint32_t> words);
   std::vector<uint32_t> next_token_mask();
+  // The same mask by the reference walk (slow: one Earley step per trie edge).
+  void fill_next_token_mask_reference(std::span<uint32_t> words);
   // Forgets the last n accepted tokens (EOS included); n <= num_tokens().
   void rollback(size_t n_tokens);
 
@@ -57,12 +67,14 @@ class TokenMatcher {
 
   const TokenVocabulary& vocabulary() const { return *vocabulary_; }
   const ByteMatcher& byte_matcher() const { return bytes_; }
+  const std::shared_ptr<MaskCache>& mask_cache() const { return masks_; }
 
  private:
   void walk_trie(std::span<uint32_t> words);
 
   std::shared_ptr<const TokenVocabulary> vocabulary_;
   ByteMatcher bytes_;
+  std::shared_ptr<MaskCache> masks_;
   std::vector<uint32_t> token_lengths_;  // bytes consumed per accepted token (EOS: 0)
   bool terminated_ = false;
 };

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <numeric>
 #include <string_view>
+#include <utility>
 
 #include "base/error.h"
 
@@ -27,37 +28,101 @@ TokenVocabulary::TokenVocabulary(std::vector<std::string> token_bytes, std::vect
 // Sorting the grammar tokens by their bytes turns trie construction into one pass: a string
 // shares its first lcp(prev, cur) bytes with the previous one, so only the bytes after that
 // prefix open new nodes, and every open node deeper than the prefix is closed first.
-void TokenVocabulary::build_trie() {
-  std::vector<int32_t> ids;
-  for (int32_t id = 0; id < size(); ++id) {
-    if (is_grammar_token(id)) ids.push_back(id);
-  }
-  std::stable_sort(ids.begin(), ids.end(),
-                   [&](int32_t a, int32_t b) { return token_bytes(a) < token_bytes(b); });
+void TokenVocabulary::build_trie(std::span<const std::pair<std::string_view, int32_t>> entries,
+                                 std::vector<Node>* nodes, std::vector<int32_t>* ids) {
   std::vector<uint32_t> open;  // node index per depth - 1 on the current path
   std::string_view prev;
-  for (int32_t id : ids) {
-    const std::string_view cur = token_bytes(id);
+  for (const auto& [cur, id] : entries) {
     size_t lcp = 0;
     while (lcp < prev.size() && lcp < cur.size() && prev[lcp] == cur[lcp]) ++lcp;
     while (open.size() > lcp) {
-      nodes_[open.back()].subtree_end = static_cast<uint32_t>(nodes_.size());
+      (*nodes)[open.back()].subtree_end = static_cast<uint32_t>(nodes->size());
       open.pop_back();
     }
     for (size_t d = lcp; d < cur.size(); ++d) {
       Node node;
       node.byte = static_cast<uint8_t>(cur[d]);
       node.depth = static_cast<uint32_t>(d + 1);
-      open.push_back(static_cast<uint32_t>(nodes_.size()));
-      nodes_.push_back(node);
+      open.push_back(static_cast<uint32_t>(nodes->size()));
+      nodes->push_back(node);
     }
-    Node& last = nodes_[open.back()];
-    if (last.num_tokens == 0) last.first_token = static_cast<uint32_t>(token_ids_.size());
-    token_ids_.push_back(id);  // equal strings are adjacent, so each node's ids are contiguous
+    Node& last = (*nodes)[open.back()];
+    if (last.num_tokens == 0) last.first_token = static_cast<uint32_t>(ids->size());
+    ids->push_back(id);  // equal strings are adjacent, so each node's ids are contiguous
     ++last.num_tokens;
     prev = cur;
   }
-  for (uint32_t n : open) nodes_[n].subtree_end = static_cast<uint32_t>(nodes_.size());
+  for (uint32_t n : open) (*nodes)[n].subtree_end = static_cast<uint32_t>(nodes->size());
+}
+
+void TokenVocabulary::build_trie() {
+  std::vector<std::pair<std::string_view, int32_t>> entries;
+  for (int32_t id = 0; id < size(); ++id) {
+    if (is_grammar_token(id)) entries.emplace_back(token_bytes(id), id);
+  }
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  build_trie(entries, &nodes_, &token_ids_);
+}
+
+size_t TokenVocabulary::LoopSpec::hash() const {
+  uint64_t h = 0xcbf29ce484222325ull ^ num_states;
+  for (uint32_t q = 0; q < num_states; ++q) {
+    for (uint8_t v : next[q]) h = (h ^ v) * 0x100000001b3ull;
+  }
+  return static_cast<size_t>(h ^ (h >> 32));
+}
+
+std::shared_ptr<const TokenVocabulary::LoopIndex> TokenVocabulary::loop_index(
+    const LoopSpec& spec) const {
+  // Few distinct specs occur (string content, digits, pattern classes). Building one costs a
+  // pass over the vocabulary, so past the bound none is built: callers walk the trie instead.
+  const size_t hash = spec.hash();
+  {
+    std::lock_guard<std::mutex> lock(loop_cache_->mutex);
+    for (const auto& index : loop_cache_->indexes) {
+      if (index->hash == hash && index->spec == spec) return index;
+    }
+    if (loop_cache_->indexes.size() >= kMaxLoopIndexes) return nullptr;
+  }
+  std::shared_ptr<const LoopIndex> index = make_loop_index(spec, hash);
+  std::lock_guard<std::mutex> lock(loop_cache_->mutex);
+  for (const auto& other : loop_cache_->indexes) {  // another thread may have built it
+    if (other->hash == hash && other->spec == spec) return other;
+  }
+  if (loop_cache_->indexes.size() < kMaxLoopIndexes) loop_cache_->indexes.push_back(index);
+  return index;
+}
+
+std::shared_ptr<const TokenVocabulary::LoopIndex> TokenVocabulary::make_loop_index(
+    const LoopSpec& spec, size_t hash) const {
+  auto index = std::make_shared<LoopIndex>();
+  index->spec = spec;
+  index->hash = hash;
+  index->all_in_mask.assign(mask_words(), 0u);
+  std::array<std::vector<std::pair<std::string_view, int32_t>>, kMaxLoopStates> rest;
+  // token_ids_ is sorted by bytes, so each rest list comes out sorted as well.
+  for (int32_t id : token_ids_) {
+    const std::string_view t = token_bytes(id);
+    uint32_t q = 0;
+    size_t p = 0;
+    for (; p < t.size(); ++p) {
+      const uint8_t n = spec.next[q][static_cast<uint8_t>(t[p])];
+      if (n == LoopSpec::kOut) break;
+      q = n;
+    }
+    if (p == t.size()) {
+      index->all_in_mask[static_cast<size_t>(id) >> 5] |= uint32_t{1} << (id & 31);
+    } else if (p > 0) {
+      rest[q].emplace_back(t.substr(p), id);
+    }
+  }
+  for (size_t q = 0; q < spec.num_states; ++q) {
+    std::stable_sort(rest[q].begin(), rest[q].end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    build_trie(rest[q], &index->rest_nodes[q], &index->rest_ids[q]);
+  }
+  return index;
 }
 
 }  // namespace afm::guided

@@ -11,14 +11,31 @@
 //  - the EOS token (optional): allowed exactly when the grammar is complete.
 // This library does not depend on the tokenizer: callers pass the bytes and flags per id
 // (tools/afm/cmd_schema.cpp shows how to get them from a tokenizer::Tokenizer).
+// Loop indexes (loop_index()): for a small automaton (LoopSpec: up to 8 states; per state and
+// byte, the next loop state or "out"), the tokens whose bytes all stay inside it from state 0
+// as a ready bitmask, and per loop state the remainders of the tokens that go out from it after
+// at least one byte (from the out byte on) as a second trie. Tokens whose first byte is already
+// out are not indexed (callers walk the main trie for those first bytes). Whether an out byte
+// is rejected or leads elsewhere is not part of the spec, so one spec serves string content in
+// any context. The mask layer builds a spec from a closed group of
+// grammar states (JSON string content with the middle states of multi-byte UTF-8 characters,
+// digit runs), so those tokens cost a bitmask OR instead of a trie walk.
+// Built on first use per distinct spec and kept for the vocabulary's lifetime (at most
+// kMaxLoopIndexes; past that loop_index() returns null); thread-safe (a mutex guards the
+// cache; the indexes themselves are immutable).
 // Errors: an out-of-range EOS id or mismatched input sizes throw afm::Error(kInvalidArgument).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
+
+#include "guided/grammar.h"
 
 namespace afm::guided {
 
@@ -32,6 +49,26 @@ class TokenVocabulary {
     uint32_t subtree_end = 0;
     uint32_t first_token = 0;  // into token_ids()
     uint32_t num_tokens = 0;
+  };
+
+  static constexpr size_t kMaxLoopStates = 8;
+  static constexpr size_t kMaxLoopIndexes = 64;
+  // See the file comment. next[q][b]: a loop state (< num_states) or kOut.
+  struct LoopSpec {
+    static constexpr uint8_t kOut = 0xff;
+    uint32_t num_states = 0;
+    std::array<std::array<uint8_t, 256>, kMaxLoopStates> next{};
+    bool operator==(const LoopSpec&) const = default;
+    size_t hash() const;
+  };
+  struct LoopIndex {
+    LoopSpec spec;
+    size_t hash = 0;
+    std::vector<uint32_t> all_in_mask;  // tokens that never leave the loop (mask_words() words)
+    // Per loop state q: the preorder trie of the remainders (out byte first) of the tokens
+    // that go out from q after one or more bytes, and the token ids it references.
+    std::array<std::vector<Node>, kMaxLoopStates> rest_nodes;
+    std::array<std::vector<int32_t>, kMaxLoopStates> rest_ids;
   };
 
   // token_bytes[id] are the bytes of token id; special[id] marks special/control tokens.
@@ -52,14 +89,27 @@ class TokenVocabulary {
   std::span<const Node> nodes() const { return nodes_; }
   std::span<const int32_t> token_ids() const { return token_ids_; }
 
+  // The loop index of `spec` (see the file comment); built on first use, then shared. Null
+  // when kMaxLoopIndexes other specs are cached already.
+  std::shared_ptr<const LoopIndex> loop_index(const LoopSpec& spec) const;
+
  private:
+  struct LoopCache {
+    std::mutex mutex;
+    std::vector<std::shared_ptr<const LoopIndex>> indexes;
+  };
   void build_trie();
+  // Appends the preorder trie of `entries` (sorted by bytes, equal strings adjacent).
+  static void build_trie(std::span<const std::pair<std::string_view, int32_t>> entries,
+                         std::vector<Node>* nodes, std::vector<int32_t>* ids);
+  std::shared_ptr<const LoopIndex> make_loop_index(const LoopSpec& spec, size_t hash) const;
 
   std::vector<std::string> bytes_;
   std::vector<bool> special_;
   std::optional<int32_t> eos_id_;
   std::vector<Node> nodes_;
   std::vector<int32_t> token_ids_;
+  std::unique_ptr<LoopCache> loop_cache_ = std::make_unique<LoopCache>();
 };
 
 }  // namespace afm::guided

@@ -56,8 +56,10 @@ void expect_matches(const json& value, const json& schema, const std::string& wh
 void check_tool_calls(const std::vector<ChatMessage>& m, const std::string& where) {
   ASSERT_GE(m.size(), 5u) << where;
   const json tools = json_after(m[0].content, kToolsMarker);
-  const json calls = json_after(m[2].content, kToolCallOpen, kToolCallClose);
-  EXPECT_EQ(m[2].content.substr(m[2].content.size() - kToolCallClose.size()), kToolCallClose);
+  const std::string open = std::string(kToolCallStartToken) + std::string(kToolCallBodyOpen);
+  const std::string close = std::string(kToolCallBodyClose) + std::string(kToolCallEndToken);
+  const json calls = json_after(m[2].content, open, close);
+  EXPECT_EQ(m[2].content.substr(m[2].content.size() - close.size()), close);
   ASSERT_TRUE(calls.is_array() && !calls.empty()) << where;
   EXPECT_EQ(m.size(), 4 + calls.size()) << where;  // one tool turn per call
   for (const json& call : calls) {

@@ -9,6 +9,8 @@
 //   stops at EOS, or when the text is complete and no token is allowed. A walk that reaches
 //   M tokens first is reported on stderr, never printed, and makes the command exit 1.
 //   Without a tokenizer the vocabulary is the 256 single bytes plus EOS.
+// Both take `--grammar FILE.gbnf [--root NAME]` instead of `--schema`: a GBNF grammar file
+// (llama.cpp's notation, see src/guided/gbnf_parser.h), its errors naming line:column.
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -22,6 +24,7 @@
 #include "base/mapped_file.h"
 #include "command.h"
 #include "gguf/reader.h"
+#include "guided/gbnf_parser.h"
 #include "guided/json_schema_compiler.h"
 #include "guided/token_matcher.h"
 #include "tokenizer/tokenizer.h"
@@ -35,7 +38,7 @@ using guided::TokenMatcher;
 using guided::TokenVocabulary;
 
 struct SchemaArgs {
-  std::string schema, model, tokenizer_json;
+  std::string schema, grammar, root = "root", model, tokenizer_json;
   bool json = false;
   int n = 1;
   uint64_t seed = 0;
@@ -76,6 +79,15 @@ std::shared_ptr<const TokenVocabulary> load_vocabulary(const SchemaArgs& a) {
   return nullptr;
 }
 
+// The grammar of --schema or --grammar (exactly one of them).
+std::shared_ptr<const Grammar> compile_input(const SchemaArgs& a) {
+  if (a.schema.empty() == a.grammar.empty()) {
+    throw_error(ErrorCode::kInvalidArgument, "give --schema FILE.json or --grammar FILE.gbnf");
+  }
+  if (!a.grammar.empty()) return guided::compile_gbnf(read_file_to_string(a.grammar), a.root);
+  return guided::compile_json_schema_text(read_file_to_string(a.schema));
+}
+
 std::vector<int32_t> allowed_ids(const std::vector<uint32_t>& words, int32_t vocab_size) {
   std::vector<int32_t> ids;
   for (int32_t id = 0; id < vocab_size; ++id) {
@@ -85,9 +97,8 @@ std::vector<int32_t> allowed_ids(const std::vector<uint32_t>& words, int32_t voc
 }
 
 void run_compile(const SchemaArgs& a) {
-  const std::string text = read_file_to_string(a.schema);
   auto t0 = std::chrono::steady_clock::now();
-  std::shared_ptr<const Grammar> grammar = guided::compile_json_schema_text(text);
+  std::shared_ptr<const Grammar> grammar = compile_input(a);
   nlohmann::ordered_json out;
   out["ok"] = true;
   out["nonterminals"] = grammar->num_nonterminals();
@@ -142,8 +153,7 @@ std::optional<std::string> random_walk(TokenMatcher& m, std::mt19937_64& rng, in
 }
 
 void run_sample(const SchemaArgs& a) {
-  std::shared_ptr<const Grammar> grammar =
-      guided::compile_json_schema_text(read_file_to_string(a.schema));
+  std::shared_ptr<const Grammar> grammar = compile_input(a);
   if (grammar->empty_language()) {
     throw_error(ErrorCode::kInvalidArgument, "schema sample: the schema admits no instance");
   }
@@ -155,7 +165,9 @@ void run_sample(const SchemaArgs& a) {
     TokenMatcher matcher(grammar, vocab);
     std::optional<std::string> text = random_walk(matcher, rng, a.max_tokens);
     if (text) {
-      std::printf("%s\n", text->c_str());
+      // fwrite, not %s: a grammar may produce NUL bytes.
+      std::fwrite(text->data(), 1, text->size(), stdout);
+      std::fputc('\n', stdout);
     } else {
       std::fprintf(stderr, "afm: sample %d reached --max-tokens %d before the grammar ended\n", i,
                    a.max_tokens);
@@ -171,14 +183,19 @@ void run_sample(const SchemaArgs& a) {
 }
 
 void add_common_options(CLI::App* cmd, SchemaArgs& a) {
-  cmd->add_option("--schema", a.schema, "JSON Schema file")->required();
+  auto* schema = cmd->add_option("--schema", a.schema, "JSON Schema file");
+  auto* grammar =
+      cmd->add_option("--grammar", a.grammar, "GBNF grammar file (instead of --schema)");
+  schema->excludes(grammar);
+  cmd->add_option("--root", a.root, "Start rule of --grammar (default: root)")->needs(grammar);
   auto* m = cmd->add_option("-m,--model", a.model, "GGUF model whose tokenizer to use");
   auto* t = cmd->add_option("--tokenizer", a.tokenizer_json, "Hugging Face tokenizer.json");
   m->excludes(t);
 }
 
 void setup_schema(CLI::App& root) {
-  CLI::App* schema = root.add_subcommand("schema", "Compile JSON Schemas; sample instances");
+  CLI::App* schema =
+      root.add_subcommand("schema", "Compile JSON Schemas or GBNF grammars; sample instances");
   schema->require_subcommand(1);
 
   auto c = std::make_shared<SchemaArgs>();

@@ -1,0 +1,47 @@
+// A language model on this machine (Swift: SystemLanguageModel): a GGUF file afm runs
+// (afm-device, afm-server, Llama, Qwen2/3) with a chat template afm implements.
+//
+// Constructing never throws: availability() reports why a model cannot be used (missing
+// file, bad format, unsupported chat template). Cheap to copy (shared, immutable weights);
+// safe to share between threads and sessions.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace afm {
+
+class LoadedModel;
+
+struct ModelOptions {
+  int64_t context_size = 0;  // tokens per session; 0: the model's training context, at most 4096
+  int threads = 0;           // per session; 0: the cores available to this process
+};
+
+struct Availability {
+  bool available = false;
+  std::string reason;  // why not, when !available
+};
+
+class SystemLanguageModel {
+ public:
+  explicit SystemLanguageModel(const std::string& gguf_path, ModelOptions options = {});
+  // The shipped default model: $AFM_MODEL if set, else models/afm-device-21m.gguf found next
+  // to the working directory or its parents.
+  static SystemLanguageModel default_model(ModelOptions options = {});
+
+  Availability availability() const;
+  bool is_available() const { return availability().available; }
+  int64_t context_size() const;
+  const ModelOptions& options() const { return options_; }
+  // Internal: the loaded model, or nullptr when unavailable.
+  std::shared_ptr<const LoadedModel> loaded() const { return model_; }
+
+ private:
+  std::shared_ptr<const LoadedModel> model_;
+  ModelOptions options_;
+  std::string error_;
+};
+
+}  // namespace afm

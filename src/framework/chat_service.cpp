@@ -1,0 +1,181 @@
+#include "framework/chat_service.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <cstdio>
+#include <mutex>
+
+#include "base/error.h"
+#include "framework/response_decoder.h"
+#include "framework/sequence.h"
+#include "guided/json_schema_compiler.h"
+
+namespace afm {
+namespace {
+
+ToolMode tool_mode(const ChatRequest& r) {
+  if (r.tools.empty()) return ToolMode::kNone;
+  switch (r.tool_choice) {
+    case ToolChoice::kAuto: return ToolMode::kAuto;
+    case ToolChoice::kNone: return ToolMode::kNone;
+    case ToolChoice::kRequired:
+    case ToolChoice::kNamed: return ToolMode::kRequired;
+  }
+  return ToolMode::kNone;
+}
+
+void check_roles(const std::vector<ChatMessage>& messages) {
+  if (messages.empty()) throw_error(ErrorCode::kInvalidArgument, "messages must not be empty");
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const std::string& r = messages[i].role;
+    if (r != "system" && r != "user" && r != "assistant" && r != "tool") {
+      throw_error(ErrorCode::kInvalidArgument,
+                  "messages[" + std::to_string(i) + "].role: unknown role '" + r + "'");
+    }
+  }
+}
+
+}  // namespace
+
+// FIFO admission to a fixed set of sequences; a request takes the free sequence that already
+// holds the longest prefix of its tokens.
+class ChatService::Slots {
+ public:
+  Slots(const LoadedModel& model, const ChatServiceOptions& o) {
+    model::ContextOptions c;
+    c.n_ctx = o.n_ctx;
+    c.n_threads = o.n_threads;
+    for (int i = 0; i < std::max(1, o.n_slots); ++i) {
+      sequences_.push_back(std::make_unique<Sequence>(model.weights(), c));
+      busy_.push_back(false);
+    }
+  }
+
+  // nullptr when is_cancelled says so while waiting.
+  Sequence* acquire(std::span<const int32_t> tokens, const std::function<bool()>& is_cancelled) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const uint64_t ticket = next_ticket_++;
+    waiting_.push_back(ticket);
+    auto my_turn = [&] { return waiting_.front() == ticket && free_count() > 0; };
+    while (!my_turn()) {
+      cv_.wait_for(lock, std::chrono::milliseconds(50));
+      if (is_cancelled && is_cancelled()) {
+        waiting_.erase(std::find(waiting_.begin(), waiting_.end(), ticket));
+        cv_.notify_all();
+        return nullptr;
+      }
+    }
+    waiting_.pop_front();
+    size_t best = sequences_.size();
+    for (size_t i = 0; i < sequences_.size(); ++i) {
+      if (busy_[i]) continue;
+      if (best == sequences_.size() ||
+          sequences_[i]->shared_prefix(tokens) > sequences_[best]->shared_prefix(tokens)) {
+        best = i;
+      }
+    }
+    busy_[best] = true;
+    cv_.notify_all();
+    return sequences_[best].get();
+  }
+
+  void release(Sequence* s) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (size_t i = 0; i < sequences_.size(); ++i) {
+      if (sequences_[i].get() == s) busy_[i] = false;
+    }
+    cv_.notify_all();
+  }
+
+  int64_t n_ctx() const { return sequences_.front()->n_ctx(); }
+
+ private:
+  size_t free_count() const { return static_cast<size_t>(std::count(busy_.begin(), busy_.end(), false)); }
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<Sequence>> sequences_;
+  std::vector<bool> busy_;
+  uint64_t next_ticket_ = 0;
+  std::deque<uint64_t> waiting_;  // tickets in arrival order
+};
+
+ChatService::ChatService(std::shared_ptr<const LoadedModel> model,
+                         const ChatServiceOptions& options)
+    : model_(std::move(model)),
+      slots_(std::make_unique<Slots>(*model_, options)),
+      grammars_(std::make_unique<guided::CompiledGrammarCache>()) {}
+
+ChatService::~ChatService() = default;
+
+int64_t ChatService::n_ctx() const { return slots_->n_ctx(); }
+
+ChatResult ChatService::complete(const ChatRequest& request,
+                                 const std::function<bool(const ChatDelta&)>& on_delta,
+                                 const std::function<bool()>& is_cancelled) {
+  if (!model_->chat_template()) throw_error(ErrorCode::kUnsupported, model_->unavailable_reason());
+  const ChatTemplate& tmpl = *model_->chat_template();
+  check_roles(request.messages);
+
+  PromptExtras extras;
+  extras.tools = tool_list_json(request.tools);
+  extras.response_schema = request.response_schema;
+  if (!request.response_name.empty()) extras.response_name = request.response_name;
+  const std::string prompt = tmpl.render(request.messages, true, extras);
+  const tokenizer::Tokenizer& tok = model_->tokenizer();
+  const std::vector<int32_t> tokens =
+      tok.encode(prompt, {.parse_special = true, .add_bos = tok.add_bos()});
+
+  DecodePlan plan;
+  plan.tool_mode = tool_mode(request);
+  plan.parallel_tool_calls = request.parallel_tool_calls;
+  plan.max_tokens = request.max_tokens;
+  if (request.response_schema) {
+    plan.answer_grammar = grammars_->get_or_compile(request.response_schema->dump());
+  }
+  if (plan.tool_mode != ToolMode::kNone) {
+    const std::optional<ToolCallFormat> format = tmpl.tool_call_format();
+    if (!format) tmpl.render_tool_calls({});  // throws naming the template
+    const std::string only = request.tool_choice == ToolChoice::kNamed ? request.tool_name : "";
+    plan.tool_grammar = compile_tool_call_grammar(request.tools, *format, only,
+                                                  request.parallel_tool_calls, grammars_.get());
+  }
+  sample::Sampler sampler(request.sampling);
+  ResponseDecoder decoder(*model_, std::move(plan), sampler);
+
+  ChatResult out;
+  out.prompt_tokens = static_cast<int64_t>(tokens.size());
+  Sequence* seq = slots_->acquire(tokens, is_cancelled);
+  if (!seq) {
+    out.finish_reason = "cancelled";
+    return out;
+  }
+  struct Release {
+    Slots* slots;
+    Sequence* seq;
+    ~Release() { slots->release(seq); }
+  } release{slots_.get(), seq};
+  if (static_cast<int64_t>(tokens.size()) > seq->n_ctx()) seq->clear();
+  const std::span<const float> logits = seq->prefill(tokens);
+  out.cached_prompt_tokens = out.prompt_tokens - seq->last_prefill_evaluated();
+  const DecodeResult r = decoder.run(
+      *seq, logits,
+      [&](std::string_view piece) { return !on_delta || on_delta(ChatDelta{std::string(piece)}); },
+      [&] { return !is_cancelled || !is_cancelled(); });
+  out.text = r.text;
+  out.tool_calls = r.tool_calls;
+  for (ToolCall& c : out.tool_calls) {
+    char id[32];
+    std::snprintf(id, sizeof id, "call_%08llx", static_cast<unsigned long long>(++call_counter_));
+    c.id = id;
+  }
+  out.finish_reason = r.finish_reason;
+  out.completion_tokens =
+      static_cast<int64_t>(r.tokens.size()) + (r.finish_reason == "stop" ? 1 : 0);
+  return out;
+}
+
+}  // namespace afm

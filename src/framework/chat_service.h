@@ -1,0 +1,99 @@
+// Stateless chat completions over a pool of KV-cache slots: the engine behind `afm serve`.
+//
+// A request carries the whole conversation (as OpenAI's API does). The service renders it with
+// the model's chat template, tokenizes it, picks the free slot whose cached tokens share the
+// longest prefix with it, prefills only the rest, then decodes, enforcing the response schema
+// or the tool-call grammar through the guided engine.
+//
+// Errors (before any token is produced): afm::Error kInvalidArgument for a malformed request
+// (unknown role, tool_choice naming an undeclared tool, a prompt that does not fit the
+// context: "the prompt has N tokens but the context holds M"), kUnsupported for a schema
+// keyword the guided engine cannot enforce (the message names keyword and JSON pointer) or a
+// feature the model's chat template lacks (tools on a template without a tool-call format).
+// Thread safety: complete() may be called from any number of threads; at most n_slots
+// requests run at once, the others wait in FIFO order.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "framework/chat_template.h"
+#include "framework/loaded_model.h"
+#include "framework/tool_grammar.h"  // ChatToolSpec
+#include "guided/json_schema_compiler.h"
+#include "sample/sampler.h"
+
+namespace afm {
+
+enum class ToolChoice {
+  kAuto,      // the model decides between text and tool calls
+  kNone,      // text only
+  kRequired,  // at least one tool call
+  kNamed,     // exactly calls of ChatRequest::tool_name
+};
+
+struct ChatRequest {
+  std::vector<ChatMessage> messages;
+  std::vector<ChatToolSpec> tools;
+  ToolChoice tool_choice = ToolChoice::kAuto;
+  std::string tool_name;          // kNamed only
+  bool parallel_tool_calls = true;  // false: at most one call
+  // When set, the answer is JSON valid for this schema (strict, fail closed).
+  std::optional<nlohmann::ordered_json> response_schema;
+  std::string response_name;      // shown to the model with the schema
+  sample::SamplerConfig sampling;
+  int64_t max_tokens = -1;        // < 0: until the end of the turn or the context is full
+};
+
+// Text produced since the previous delta. Tool calls are not streamed as text: they arrive
+// whole in ChatResult::tool_calls.
+struct ChatDelta {
+  std::string text;
+};
+
+struct ChatResult {
+  std::string text;                 // the answer (empty when the model only called tools)
+  std::vector<ToolCall> tool_calls;  // with ids "call_<n>"
+  std::string finish_reason;        // "stop", "length", "tool_calls", "cancelled"
+  int64_t prompt_tokens = 0;
+  int64_t cached_prompt_tokens = 0;  // of prompt_tokens, reused from a slot's KV cache
+  int64_t completion_tokens = 0;
+};
+
+struct ChatServiceOptions {
+  int n_slots = 1;        // concurrent sequences (each holds a KV cache of n_ctx)
+  int64_t n_ctx = 0;      // 0: the model's training context, at most 4096
+  int n_threads = 0;      // per running request; 0: all cores
+};
+
+class ChatService {
+ public:
+  ChatService(std::shared_ptr<const LoadedModel> model, const ChatServiceOptions& options);
+  ~ChatService();
+
+  // Runs one request. on_delta is called with each new piece of answer text; returning false
+  // cancels (finish_reason "cancelled"). is_cancelled (optional) is polled while the request
+  // waits for a slot and before every token, so a request cancels even when no text flows
+  // (queued, or generating a tool call). Throws as described at the top of this file.
+  ChatResult complete(const ChatRequest& request,
+                      const std::function<bool(const ChatDelta&)>& on_delta = {},
+                      const std::function<bool()>& is_cancelled = {});
+
+  const LoadedModel& model() const { return *model_; }
+  int64_t n_ctx() const;
+
+ private:
+  class Slots;
+  std::shared_ptr<const LoadedModel> model_;
+  std::unique_ptr<Slots> slots_;
+  std::unique_ptr<guided::CompiledGrammarCache> grammars_;
+  std::atomic<uint64_t> call_counter_{0};
+};
+
+}  // namespace afm

@@ -1,0 +1,233 @@
+#include "framework/response_decoder.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+
+#include "base/error.h"
+#include "framework/generation.h"
+#include "framework/tool_grammar.h"
+#include "guided/token_matcher.h"
+#include "tokenizer/tokenizer.h"
+
+namespace afm {
+namespace {
+
+int32_t required_token(const tokenizer::Tokenizer& tok, const std::string& text, const char* why) {
+  const std::optional<int32_t> id = tok.added_token_id(text);
+  if (!id) {
+    throw_error(ErrorCode::kUnsupported,
+                "the model's tokenizer has no " + text + " token (needed for " + why + ")");
+  }
+  return *id;
+}
+
+}  // namespace
+
+// The state of one turn; see the header for the state machine.
+class ResponseDecoder::Turn {
+ public:
+  Turn(const LoadedModel& model, const DecodePlan& plan)
+      : model_(model), plan_(plan), tok_(model.tokenizer()), text_decoder_(tok_) {
+    const ChatTemplate& tmpl = *model.chat_template();
+    end_of_turn_ = required_token(tok_, tmpl.end_of_turn_tokens().front(), "the end of a turn");
+    stop_ids_ = end_of_generation_tokens(tok_);
+    if (plan.answer_grammar) {
+      answer_.emplace(plan.answer_grammar, model.vocabulary(end_of_turn_));
+    }
+    if (plan.tool_grammar && plan.tool_mode != ToolMode::kNone) {
+      format_ = *tmpl.tool_call_format();
+      tool_start_ = required_token(tok_, format_.start_token, "tool calls");
+      tool_end_ = required_token(tok_, format_.end_token, "tool calls");
+      if (!format_.array_of_calls && plan.parallel_tool_calls) {
+        const std::vector<int32_t> between = tok_.encode(format_.between);
+        if (between.size() == 1) between_token_ = between[0];
+      }
+    } else if (const auto f = tmpl.tool_call_format()) {
+      tool_start_ = tok_.added_token_id(f->start_token).value_or(-1);  // to forbid it
+    }
+    mask_ = std::make_unique<bool[]>(static_cast<size_t>(tok_.vocab_size()));
+  }
+
+  DecodeResult run(Sequence& seq, std::span<const float> logits,
+                   const std::function<bool(std::string_view)>& on_text,
+                   const std::function<bool()>& keep_going, sample::Sampler& sampler) {
+    on_text_ = &on_text;
+    std::vector<float> buf(logits.size());
+    if (plan_.tool_mode == ToolMode::kRequired && tools_enabled()) {
+      if (!emit(tool_start_, seq, logits)) return std::move(result_);
+    }
+    while (!done_) {
+      if (keep_going && !keep_going()) return finish("cancelled");
+      if (plan_.max_tokens >= 0 && static_cast<int64_t>(generated_) >= plan_.max_tokens) {
+        return finish("length");
+      }
+      std::copy(logits.begin(), logits.end(), buf.begin());
+      const bool masked = fill_mask(buf);
+      const int32_t token = sampler.sample(
+          buf, seq.tokens(), masked ? std::span<const bool>(mask_.get(), tok_.vocab_size())
+                                    : std::span<const bool>());
+      if (!emit(token, seq, logits)) break;
+    }
+    return std::move(result_);
+  }
+
+ private:
+  enum class State { kAnswer, kToolBody, kAfterTool, kAfterBetween };
+
+  bool tools_enabled() const { return plan_.tool_grammar && plan_.tool_mode != ToolMode::kNone; }
+
+  // Writes the allowed set into mask_ and returns true, or adjusts logits and returns false
+  // when every token but a few is allowed (free text).
+  bool fill_mask(std::span<float> logits) {
+    switch (state_) {
+      case State::kToolBody:
+        return from_matcher(*tool_);
+      case State::kAfterTool:
+        return only({end_of_turn_, between_token_});
+      case State::kAfterBetween:
+        return only({tool_start_});
+      case State::kAnswer:
+        break;
+    }
+    const bool may_call = tools_enabled() && (!answer_ || generated_ == 0);
+    if (answer_) {
+      from_matcher(*answer_);
+      if (may_call) mask_[static_cast<size_t>(tool_start_)] = true;
+      return true;
+    }
+    if (!may_call && tool_start_ >= 0 && static_cast<size_t>(tool_start_) < logits.size()) {
+      logits[static_cast<size_t>(tool_start_)] = -std::numeric_limits<float>::infinity();
+    }
+    return false;
+  }
+
+  bool from_matcher(guided::TokenMatcher& m) {
+    words_.resize(m.vocabulary().mask_words());
+    m.fill_next_token_mask(words_);
+    for (size_t i = 0; i < static_cast<size_t>(tok_.vocab_size()); ++i) {
+      mask_[i] = (words_[i / 32] >> (i % 32)) & 1;
+    }
+    return true;
+  }
+
+  bool only(std::initializer_list<int32_t> ids) {
+    std::fill(mask_.get(), mask_.get() + tok_.vocab_size(), false);
+    for (int32_t id : ids) {
+      if (id >= 0) mask_[static_cast<size_t>(id)] = true;
+    }
+    return true;
+  }
+
+  // Handles one chosen token; returns false when the turn is over.
+  bool emit(int32_t token, Sequence& seq, std::span<const float>& logits) {
+    ++generated_;
+    switch (state_) {
+      case State::kAnswer: on_answer_token(token); break;
+      case State::kToolBody: on_tool_token(token); break;
+      case State::kAfterTool:
+        if (token == end_of_turn_) return finish_bool("tool_calls");
+        state_ = State::kAfterBetween;
+        break;
+      case State::kAfterBetween:
+        start_tool_block();
+        break;
+    }
+    if (done_) return false;
+    result_.tokens.push_back(token);
+    if (finish_after_token_) return finish_bool(finish_after_token_);
+    if (seq.full()) return finish_bool("length");
+    logits = seq.append(token);
+    return true;
+  }
+
+  void on_answer_token(int32_t token) {
+    if (tools_enabled() && token == tool_start_) return start_tool_block();
+    if (answer_) {
+      if (token == end_of_turn_) return void(finish("stop"));
+      AFM_CHECK(answer_->accept_token(token));
+    } else if (std::find(stop_ids_.begin(), stop_ids_.end(), token) != stop_ids_.end()) {
+      return void(finish("stop"));
+    }
+    const std::string piece = text_decoder_.push(token);
+    result_.text += piece;
+    if (!piece.empty() && *on_text_ && !(*on_text_)(piece)) finish("cancelled");
+  }
+
+  void start_tool_block() {
+    state_ = State::kToolBody;
+    tool_.emplace(plan_.tool_grammar, model_.vocabulary(tool_end_));
+    body_.clear();
+  }
+
+  void on_tool_token(int32_t token) {
+    AFM_CHECK(tool_->accept_token(token));
+    if (token != tool_end_) {
+      body_ += tok_.token_bytes(token);
+      return;
+    }
+    for (ToolCall& c : parse_tool_call_body(body_, format_)) {
+      result_.tool_calls.push_back(std::move(c));
+    }
+    const bool another = !format_.array_of_calls && plan_.parallel_tool_calls && between_token_ >= 0;
+    if (another) {
+      state_ = State::kAfterTool;
+    } else {
+      finish_after_token_ = "tool_calls";
+    }
+  }
+
+  DecodeResult finish(const char* reason) {
+    if (!done_) {
+      done_ = true;
+      const std::string tail = text_decoder_.flush();
+      result_.text += tail;
+      if (!tail.empty() && *on_text_) (*on_text_)(tail);
+      result_.finish_reason = reason;
+      result_.answer_complete = answer_ && answer_->is_complete();
+      if (state_ == State::kToolBody && result_.finish_reason != "tool_calls") {
+        result_.tool_calls.clear();  // a cut-off block is not a call
+      }
+    }
+    return result_;
+  }
+  bool finish_bool(const char* reason) {
+    finish(reason);
+    return false;
+  }
+
+  const LoadedModel& model_;
+  const DecodePlan& plan_;
+  const tokenizer::Tokenizer& tok_;
+  tokenizer::IncrementalDecoder text_decoder_;
+  const std::function<bool(std::string_view)>* on_text_ = nullptr;
+  ToolCallFormat format_;
+  int32_t end_of_turn_ = -1, tool_start_ = -1, tool_end_ = -1, between_token_ = -1;
+  std::vector<int32_t> stop_ids_;
+  std::optional<guided::TokenMatcher> answer_, tool_;
+  std::unique_ptr<bool[]> mask_;
+  std::vector<uint32_t> words_;
+  std::string body_;
+  State state_ = State::kAnswer;
+  size_t generated_ = 0;
+  const char* finish_after_token_ = nullptr;
+  bool done_ = false;
+  DecodeResult result_;
+};
+
+ResponseDecoder::ResponseDecoder(const LoadedModel& model, DecodePlan plan,
+                                 sample::Sampler& sampler)
+    : model_(model), plan_(std::move(plan)), sampler_(sampler) {
+  if (!model.chat_template()) throw_error(ErrorCode::kUnsupported, model.unavailable_reason());
+}
+
+ResponseDecoder::~ResponseDecoder() = default;
+
+DecodeResult ResponseDecoder::run(Sequence& sequence, std::span<const float> logits,
+                                  const std::function<bool(std::string_view)>& on_text,
+                                  const std::function<bool()>& keep_going) {
+  Turn turn(model_, plan_);
+  return turn.run(sequence, logits, on_text, keep_going, sampler_);
+}
+
+}  // namespace afm

@@ -1,0 +1,70 @@
+// The decode loop of one assistant turn: samples tokens after a prefilled prompt, keeping the
+// answer inside its grammar (when there is one) and tool calls inside the tool-call grammar.
+//
+// The turn is a small state machine:
+//   answer text (free or grammar-constrained)  --tool start token-->  tool-call body
+//   tool-call body --tool end token--> end of turn (afm: one block holds every call) or, for
+//   one-call-per-block formats with parallel calls, "another block or end of turn".
+// ToolMode::kAuto lets the model choose the tool start token where the answer could begin
+// (free text: anywhere); kRequired forces it as the first token; kNone never allows it.
+//
+// The final end-of-turn token is sampled but not evaluated and not part of tokens; every other
+// generated token is evaluated, except the one that ends the turn by length or a tool block.
+// Errors: afm::Error(kUnsupported) at construction when the tokenizer lacks a token the plan
+// needs (end of turn, tool start/end). Single-threaded; one decoder per turn.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "framework/chat_template.h"
+#include "framework/loaded_model.h"
+#include "framework/sequence.h"
+#include "guided/grammar.h"
+#include "sample/sampler.h"
+
+namespace afm {
+
+enum class ToolMode { kNone, kAuto, kRequired };
+
+struct DecodePlan {
+  std::shared_ptr<const guided::Grammar> answer_grammar;  // null: free text
+  std::shared_ptr<const guided::Grammar> tool_grammar;    // null: no tools
+  ToolMode tool_mode = ToolMode::kNone;
+  bool parallel_tool_calls = true;
+  int64_t max_tokens = -1;  // < 0: until the end of the turn or the context is full
+};
+
+struct DecodeResult {
+  std::vector<int32_t> tokens;  // generated tokens of the turn (not the final end-of-turn)
+  std::string text;             // the answer text
+  std::vector<ToolCall> tool_calls;
+  std::string finish_reason;    // "stop", "length", "tool_calls", "cancelled"
+  // For a grammar-constrained answer: the text is a complete sentence of the grammar.
+  bool answer_complete = false;
+};
+
+class ResponseDecoder {
+ public:
+  ResponseDecoder(const LoadedModel& model, DecodePlan plan, sample::Sampler& sampler);
+  ~ResponseDecoder();
+
+  // logits: after the prompt (Sequence::prefill). on_text receives answer text as it becomes
+  // complete UTF-8; returning false cancels. keep_going (optional) is asked before each token.
+  DecodeResult run(Sequence& sequence, std::span<const float> logits,
+                   const std::function<bool(std::string_view)>& on_text,
+                   const std::function<bool()>& keep_going = {});
+
+ private:
+  class Turn;
+  const LoadedModel& model_;
+  DecodePlan plan_;
+  sample::Sampler& sampler_;
+};
+
+}  // namespace afm

@@ -1,0 +1,46 @@
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "afm/model.h"
+#include "framework/loaded_model.h"
+
+namespace afm {
+
+SystemLanguageModel::SystemLanguageModel(const std::string& gguf_path, ModelOptions options)
+    : options_(options) {
+  try {
+    model_ = LoadedModel::load(gguf_path);
+    if (!model_->chat_template()) error_ = gguf_path + ": " + model_->unavailable_reason();
+  } catch (const std::exception& e) {
+    model_.reset();
+    error_ = e.what();
+  }
+}
+
+SystemLanguageModel SystemLanguageModel::default_model(ModelOptions options) {
+  if (const char* env = std::getenv("AFM_MODEL"); env && *env) {
+    return SystemLanguageModel(env, options);
+  }
+  const std::filesystem::path relative = "models/afm-device-21m.gguf";
+  std::error_code ec;
+  for (std::filesystem::path dir = std::filesystem::current_path(ec); !dir.empty();
+       dir = dir.parent_path()) {
+    if (std::filesystem::exists(dir / relative, ec)) return SystemLanguageModel((dir / relative).string(), options);
+    if (dir == dir.parent_path()) break;
+  }
+  return SystemLanguageModel(relative.string(), options);  // unavailable, naming the file
+}
+
+Availability SystemLanguageModel::availability() const {
+  if (model_ && error_.empty()) return {true, {}};
+  return {false, error_};
+}
+
+int64_t SystemLanguageModel::context_size() const {
+  if (!model_) return 0;
+  if (options_.context_size > 0) return options_.context_size;
+  return std::min<int64_t>(model_->training_context(), 4096);  // as model::Context chooses
+}
+
+}  // namespace afm

@@ -1,0 +1,135 @@
+// Fast token masks: a lazily built automaton over parse states, with memoised masks.
+//
+// The slow way to compute a mask walks the vocabulary trie and runs one Earley step per trie
+// edge. MaskCache runs the same walk over *state ids* instead:
+//  - A state is ByteMatcher::state_key(): the part of the Earley chart that decides what is
+//    accepted from here on. Equal keys accept equal byte strings, so a state's successor per
+//    byte, and its whole token mask, can be memoised and reused at any position.
+//  - Successors are computed a row at a time: ByteMatcher::byte_classes() groups the allowed
+//    bytes that lead to equal states, so a row costs one Earley step per group (about 5 for
+//    JSON string content), not per byte. After that a trie edge is one array lookup.
+//  - Loops: the current state plus the nearby states on a cycle form a set S of at most 8
+//    (string content with the middle-of-character states of multi-byte UTF-8, digit runs).
+//    Every token whose bytes never leave S is allowed without looking at it:
+//    TokenVocabulary::loop_index() has them as a ready bitmask. Tokens that leave S after one
+//    or more bytes are walked from where they leave (their remainders, a small second trie);
+//    tokens whose first byte leaves S go through the main trie, whose other root children
+//    are skipped.
+// Masks are exactly those of the slow walk (tests compare them on random walks).
+//
+// Sharing: one MaskCache serves every matcher of one (grammar, vocabulary) pair; shared()
+// hands out the process-wide instance, so requests that reuse a compiled grammar find the
+// states and masks earlier requests computed. It holds state ids only, no charts: a miss
+// replays the walk's bytes on the caller's ByteMatcher.
+//
+// Thread safety: fill() may run concurrently from many threads on one MaskCache. Lookups and
+// inserts take a mutex briefly; the trie walk itself runs unlocked, reading rows that are
+// published once and never change (a per-state atomic flag). Two threads missing the same row
+// may both compute it; the first publication wins (equal content).
+// Memory: bounded per cache (Limits: 16k states of 1 KiB rows, 32 MiB of masks by default):
+// past either bound the next fill() starts a fresh generation, while fills in flight finish on
+// the old one.
+// shared() keeps at most kMaxShared caches (least recently used dropped first) and drops those
+// whose grammar or vocabulary is gone.
+// Lifetime: the cache does not own the vocabulary; callers of fill() keep it alive (a
+// TokenMatcher holds it).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "guided/byte_matcher.h"
+#include "guided/token_vocabulary.h"
+
+namespace afm::guided {
+
+class MaskCache {
+ public:
+  // Bounds of one generation (see the file comment); small values are for tests.
+  struct Limits {
+    size_t max_states = size_t{1} << 14;
+    size_t max_mask_bytes = size_t{32} << 20;
+  };
+
+  // A cache for matchers of `grammar` over `vocabulary`; both must outlive every fill() call.
+  MaskCache(const Grammar& grammar, const TokenVocabulary& vocabulary, Limits limits);
+  MaskCache(const Grammar& grammar, const TokenVocabulary& vocabulary)
+      : MaskCache(grammar, vocabulary, Limits()) {}
+  MaskCache(const MaskCache&) = delete;
+  MaskCache& operator=(const MaskCache&) = delete;
+
+  // The cache shared by every matcher of (grammar, vocabulary) in this process.
+  static std::shared_ptr<MaskCache> shared(const std::shared_ptr<const Grammar>& grammar,
+                                           const std::shared_ptr<const TokenVocabulary>& vocab);
+
+  // Writes the mask of grammar tokens (EOS excluded) for `matcher`'s current state into
+  // `words` (vocabulary().mask_words() entries, every bit written) and returns true. The
+  // matcher must run the grammar this cache belongs to; it is used as scratch and left in the
+  // state it had. Returns false (words unspecified) only if one walk needs more states than a
+  // generation can hold; the caller then uses the reference walk.
+  bool fill(ByteMatcher& matcher, std::span<uint32_t> words);
+
+  // States in the current generation, and generations started so far (for tests).
+  size_t num_states() const;
+  size_t num_generations() const;
+
+  static constexpr size_t kMaxShared = 8;
+
+ private:
+  static constexpr int32_t kReject = -1;
+  // A walk that started below max_states may still add states, up to this many times more.
+  static constexpr size_t kHardFactor = 4;
+  static constexpr size_t kChunkBits = 10;
+  // Below this many looping bytes the loop split is not worth its setup.
+  static constexpr int kMinLoopBytes = 8;
+  // States explored when looking for a loop, and the fewest allowed bytes of an explored
+  // state other than the start (the middle of a UTF-8 character allows 16 or more).
+  static constexpr size_t kMaxExplore = 16;
+  static constexpr int kMinWideBytes = 10;
+
+  struct State {
+    std::atomic<bool> has_row{false};
+    std::array<int32_t, 256> next;  // successor state per byte, or kReject (once has_row)
+    std::atomic<const uint32_t*> mask{nullptr};  // memoised grammar-token mask, or null
+  };
+  struct KeyHash {
+    size_t operator()(const std::vector<uint32_t>& key) const;
+  };
+  // One generation: states are stored in fixed chunks so readers never see them move.
+  struct Table {
+    explicit Table(size_t hard_max_states);
+    State& state(int32_t id) {
+      return chunks[static_cast<size_t>(id) >> kChunkBits]
+                   [static_cast<size_t>(id) & ((size_t{1} << kChunkBits) - 1)];
+    }
+    std::mutex mutex;  // guards ids, chunk allocation, row and mask publication
+    std::unordered_map<std::vector<uint32_t>, int32_t, KeyHash> ids;
+    std::vector<std::unique_ptr<State[]>> chunks;    // fixed size: never reallocated
+    std::vector<std::unique_ptr<uint32_t[]>> masks;  // owners of the published masks
+    size_t hard_max_states;
+    std::atomic<size_t> num_states{0};
+    std::atomic<size_t> mask_bytes{0};
+  };
+  class Walk;
+  struct Loop;
+
+  std::shared_ptr<Table> table();
+  // The id of `matcher`'s state in `t`, or kReject when the generation is full.
+  static int32_t intern(Table& t, const ByteMatcher& matcher, std::vector<uint32_t>* key);
+  void store_mask(Table& t, State& state, std::span<const uint32_t> words);
+  bool find_loop(Walk& walk, int32_t s, const std::array<int32_t, 256>& row, Loop* loop);
+
+  const Grammar& grammar_;
+  const TokenVocabulary& vocabulary_;
+  Limits limits_;
+  mutable std::mutex table_mutex_;  // guards table_ (the pointer, not the table), generations_
+  std::shared_ptr<Table> table_;
+  size_t generations_ = 1;
+};
+
+}  // namespace afm::guided

@@ -1,0 +1,66 @@
+#include "server/generation_job.h"
+
+#include <utility>
+
+namespace afm::server {
+
+GenerationJob::GenerationJob(CompleteFn complete, ChatRequest request,
+                             std::vector<std::string> stops, const std::atomic<bool>* stopping)
+    : has_stops_(!stops.empty()),
+      stops_(std::move(stops)),
+      stopping_(stopping),
+      thread_(&GenerationJob::run, this, std::move(complete), std::move(request)) {}
+
+GenerationJob::~GenerationJob() {
+  cancel();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool GenerationJob::on_delta(const ChatDelta& delta) {
+  if (cancelled_ || (stopping_ && stopping_->load())) return false;
+  std::string safe = stops_.push(delta.text);
+  if (!safe.empty()) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_ += safe;
+    delivered_ += safe;
+    cv_.notify_all();
+  }
+  return !stops_.stopped();
+}
+
+void GenerationJob::run(CompleteFn complete, ChatRequest request) {
+  ChatResult result;
+  std::exception_ptr error;
+  try {
+    result = complete(
+        request, [this](const ChatDelta& d) { return on_delta(d); },
+        [this] { return cancelled_.load() || (stopping_ && stopping_->load()); });
+  } catch (...) {
+    error = std::current_exception();
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!error && has_stops_) {
+    const std::string tail = stops_.flush();
+    pending_ += tail;
+    delivered_ += tail;
+    // The answer is what the client was given: cut before the stop sequence.
+    result.text = delivered_;
+    // The engine saw a cancellation; the client sees a normal stop at the sequence.
+    if (stops_.stopped()) result.finish_reason = "stop";
+  }
+  result_ = std::move(result);
+  error_ = error;
+  done_ = true;
+  cv_.notify_all();
+}
+
+GenerationJob::Update GenerationJob::wait(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait_for(lock, timeout, [&] { return done_ || !pending_.empty(); });
+  Update u;
+  u.text.swap(pending_);
+  u.done = done_;
+  return u;
+}
+
+}  // namespace afm::server

@@ -1,0 +1,277 @@
+#include "server/http_server.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <random>
+#include <string_view>
+#include <utility>
+
+#include "base/error.h"
+#include "server/api_error.h"
+#include "server/connection_probe.h"
+#include "server/openai_protocol.h"
+
+namespace afm::server {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+// Per-request log state. A request is handled start to end by one worker thread (pre-routing
+// handler, handler, content provider, logger), so thread-local storage is per request.
+thread_local Clock::time_point t_start;
+thread_local std::string t_detail;
+
+void send_error(httplib::Response& res, const ApiError& e) {
+  res.status = e.status;
+  res.set_content(e.to_json().dump(-1, ' ', false, Json::error_handler_t::replace),
+                  "application/json");
+}
+
+void send_json(httplib::Response& res, const Json& body) {
+  res.status = 200;
+  res.set_content(body.dump(-1, ' ', false, Json::error_handler_t::replace), "application/json");
+}
+
+// Constant-time comparison: the time a wrong key takes says nothing about the right one.
+bool same_key(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+std::string usage_detail(const ChatResult& r) {
+  return "prompt=" + std::to_string(r.prompt_tokens) +
+         " cached=" + std::to_string(r.cached_prompt_tokens) +
+         " completion=" + std::to_string(r.completion_tokens) + " finish=" + r.finish_reason;
+}
+
+}  // namespace
+
+class HttpServer::Impl {
+ public:
+  Impl(ServedModel model, HttpServerOptions options)
+      : model_(std::move(model)), options_(std::move(options)), seeds_(std::random_device{}()) {
+    svr_.new_task_queue = [n = std::max(2, options_.http_threads)] {
+      return new httplib::ThreadPool(static_cast<size_t>(n));
+    };
+    svr_.set_payload_max_length(options_.max_body_bytes);
+    // Longer than HTTP clients' own idle expiry (httpx: 5 s), so a client never reuses a
+    // connection the server is closing at that moment; an idle connection holds a worker.
+    svr_.set_keep_alive_timeout(15);
+    svr_.set_keep_alive_max_count(1000);
+    svr_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      t_start = Clock::now();
+      t_detail.clear();
+      return authorize(req, res) ? httplib::Server::HandlerResponse::Unhandled
+                                 : httplib::Server::HandlerResponse::Handled;
+    });
+    svr_.set_error_handler(httplib::Server::HandlerWithResponse(
+        [this](const httplib::Request& req, httplib::Response& res) {
+          return fill_error(req, res);
+        }));
+    svr_.set_exception_handler(
+        [](const httplib::Request&, httplib::Response& res, std::exception_ptr e) {
+          std::string detail;
+          send_error(res, api_error_from_exception(e, &detail));
+          t_detail = detail;
+        });
+    svr_.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+      if (!options_.log_requests) return;
+      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t_start).count();
+      std::fprintf(stderr, "afm serve: %s:%d %s %s %d %.1fms%s%s\n", req.remote_addr.c_str(),
+                   req.remote_port, req.method.c_str(), req.path.c_str(), res.status, ms,
+                   t_detail.empty() ? "" : " ", t_detail.c_str());
+    });
+    svr_.Get("/health", [](const httplib::Request&, httplib::Response& res) {
+      send_json(res, {{"status", "ok"}});
+    });
+    svr_.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+      send_json(res, {{"object", "list"}, {"data", Json::array({model_json()})}});
+    });
+    svr_.Get("/v1/models/(.+)", [this](const httplib::Request& req, httplib::Response& res) {
+      if (req.matches[1] == model_.id) return send_json(res, model_json());
+      send_error(res, unknown_model(req.matches[1]));
+    });
+    for (const char* path : {"/v1/chat/completions", "/chat/completions"}) {
+      svr_.Post(path, [this](const httplib::Request& req, httplib::Response& res) {
+        try {
+          chat(req, res);
+        } catch (...) {
+          std::string detail;
+          send_error(res, api_error_from_exception(std::current_exception(), &detail));
+          t_detail = detail;
+        }
+      });
+    }
+  }
+
+  const HttpServerOptions& options() const { return options_; }
+
+  httplib::Server svr_;
+  std::atomic<bool> stopping_{false};
+
+ private:
+  Json model_json() const {
+    return {
+        {"id", model_.id}, {"object", "model"}, {"created", model_.created}, {"owned_by", "afm"}};
+  }
+
+  static ApiError unknown_model(const std::string& name) {
+    return ApiError(404, "The model '" + name + "' does not exist or you do not have access to it.",
+                    "invalid_request_error", "model", "model_not_found");
+  }
+
+  bool authorize(const httplib::Request& req, httplib::Response& res) const {
+    if (options_.api_key.empty() || req.path == "/health") return true;
+    const std::string header = req.get_header_value("Authorization");
+    const std::string prefix = "Bearer ";
+    if (header.rfind(prefix, 0) == 0 && same_key(header.substr(prefix.size()), options_.api_key)) {
+      return true;
+    }
+    send_error(res, ApiError(401,
+                             header.empty() ? "You didn't provide an API key. Pass it in the "
+                                              "Authorization header (Bearer KEY)."
+                                            : "Incorrect API key provided.",
+                             "invalid_request_error", "", "invalid_api_key"));
+    return false;
+  }
+
+  // Turns httplib's own error statuses (unknown route, body too large ...) into JSON bodies.
+  httplib::Server::HandlerResponse fill_error(const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    ApiError e(res.status, "", "invalid_request_error", "", "");
+    if (res.status == 404) {
+      e.message = "Unknown request URL: " + req.method + " " + req.path + ".";
+      e.code = "unknown_url";
+    } else if (res.status == 413) {
+      e.message =
+          "The request body is larger than " + std::to_string(options_.max_body_bytes) + " bytes.";
+      e.code = "request_too_large";
+    } else if (res.status == 405) {
+      e.message = "Method " + req.method + " is not allowed for " + req.path + ".";
+    } else {
+      e.message = "The request could not be processed (HTTP " + std::to_string(res.status) + ").";
+    }
+    send_error(res, e);
+    return httplib::Server::HandlerResponse::Handled;
+  }
+
+  uint64_t next_seed() {
+    std::lock_guard<std::mutex> lock(seed_mutex_);
+    return seeds_();
+  }
+
+  void chat(const httplib::Request& req, httplib::Response& res) {
+    ParsedRequest p = parse_chat_request(req.body, next_seed());
+    if (p.model != model_.id) throw unknown_model(p.model);
+    auto job = std::make_shared<GenerationJob>(model_.complete, std::move(p.chat),
+                                               std::move(p.stop), &stopping_);
+    const ConnectionProbe probe =
+        ConnectionProbe::find(req.local_port, req.remote_addr, req.remote_port);
+    // Wait for the first event: an error before any text still gets a proper status code.
+    std::string first;
+    bool done = false;
+    bool gone = false;
+    while (!done && (first.empty() || !p.stream)) {
+      GenerationJob::Update u = job->wait(100ms);
+      first += u.text;
+      done = u.done;
+      if (!done && !gone && probe.peer_closed()) {
+        job->cancel();  // keep waiting: the job ends before the engine's next token
+        gone = true;
+      }
+    }
+    if (gone) {
+      // Nobody reads the answer; 499 (nginx's "client closed request") marks it in the log.
+      res.status = 499;
+      t_detail = "client disconnected; " +
+                 (job->error() ? std::string("error") : usage_detail(job->result()));
+      return;
+    }
+    if (job->error()) {
+      std::string detail;
+      send_error(res, api_error_from_exception(job->error(), &detail));
+      t_detail = detail;
+      return;
+    }
+    const CompletionMeta meta = new_completion_meta(model_.id);
+    if (!p.stream) {
+      t_detail = usage_detail(job->result());
+      send_json(res, completion_json(meta, job->result()));
+      return;
+    }
+    auto encoder = std::make_shared<SseEncoder>(meta, p.include_usage);
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [job, encoder, probe, first, done](size_t, httplib::DataSink& sink) mutable {
+          auto write = [&](const std::string& s) {
+            return s.empty() || sink.write(s.data(), s.size());
+          };
+          bool ok = write(encoder->start()) && write(encoder->content(first));
+          while (ok && !done) {
+            GenerationJob::Update u = job->wait(250ms);
+            done = u.done;
+            ok = write(encoder->content(u.text)) && (done || !probe.peer_closed());
+          }
+          if (!ok) {  // the client went away: stop generating for it
+            job->cancel();
+            t_detail = "client disconnected";
+            return false;
+          }
+          if (job->error()) {
+            std::string detail;
+            write(SseEncoder::error(api_error_from_exception(job->error(), &detail)));
+            t_detail = "error after streaming began: " + detail;
+          } else {
+            write(encoder->finish(job->result()));
+            t_detail = "stream " + usage_detail(job->result());
+          }
+          sink.done();
+          return true;
+        });
+  }
+
+  ServedModel model_;
+  HttpServerOptions options_;
+  std::mutex seed_mutex_;
+  std::mt19937_64 seeds_;
+};
+
+HttpServer::HttpServer(ServedModel model, HttpServerOptions options)
+    : impl_(std::make_unique<Impl>(std::move(model), std::move(options))) {
+  // A client that disconnects mid-response must not kill the process: writes to its socket
+  // fail with EPIPE instead (cpp-httplib sends without MSG_NOSIGNAL).
+  std::signal(SIGPIPE, SIG_IGN);
+}
+
+HttpServer::~HttpServer() { stop(); }
+
+void HttpServer::bind() {
+  const std::string& host = impl_->options().host;
+  const int want = impl_->options().port;
+  port_ = want == 0 ? impl_->svr_.bind_to_any_port(host)
+                    : (impl_->svr_.bind_to_port(host, want) ? want : -1);
+  if (port_ < 0) {
+    throw_error(ErrorCode::kIo, "cannot listen on " + host + ":" + std::to_string(want) +
+                                    " (address in use or not available)");
+  }
+}
+
+void HttpServer::run() {
+  if (impl_->stopping_) return;
+  impl_->svr_.listen_after_bind();
+}
+
+void HttpServer::stop() {
+  impl_->stopping_ = true;
+  impl_->svr_.stop();
+}
+
+}  // namespace afm::server

@@ -1,0 +1,68 @@
+// The OpenAI-compatible HTTP server behind `afm serve` (docs/server.md):
+//   POST /v1/chat/completions   (also /chat/completions)   JSON or SSE (stream: true)
+//   GET  /v1/models, /v1/models/{id}
+//   GET  /health                                            no auth; {"status": "ok"}
+//
+// Every error is a JSON body {"error": {"message", "type", "param", "code"}}: 400 for bad
+// requests (malformed JSON, wrong types, values out of range, schema keywords the engine cannot
+// enforce), 401 for a missing or wrong API key, 404 for an unknown model (code
+// "model_not_found") or route, 413 for a body over max_body_bytes, 500 with a generic message
+// for anything else (the detail goes to the log). No exception escapes a handler.
+//
+// Concurrency: HTTP connections are served by `http_threads` workers; completions are handed
+// to the model's complete function, which queues what it cannot run at once (ChatService).
+// A client that disconnects cancels its generation before the engine's next token; stop() cancels
+// every running generation the same way.
+// Logging: one line per request on stderr.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "server/generation_job.h"
+
+namespace afm::server {
+
+struct ServedModel {
+  std::string id;       // what clients pass as "model"
+  int64_t created = 0;  // Unix seconds, shown in /v1/models
+  CompleteFn complete;  // thread-safe (ChatService::complete)
+};
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;                   // 0: any free port (see port())
+  std::string api_key;               // empty: no authentication
+  size_t max_body_bytes = 4u << 20;  // larger request bodies get a 413
+  int http_threads = 16;             // connection workers, one per open connection (idle ones too)
+  bool log_requests = true;
+};
+
+class HttpServer {
+ public:
+  HttpServer(ServedModel model, HttpServerOptions options);
+  ~HttpServer();  // stops and waits for the workers
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds the listening socket; throws afm::Error(kIo) naming host and port when it cannot.
+  void bind();
+  // The bound port (after bind()).
+  int port() const { return port_; }
+  // Serves until stop(); returns after the workers have finished their requests.
+  void run();
+  // Thread-safe, idempotent; callable before run() returns from any thread (not a signal
+  // handler: use a thread that waits for the signal).
+  void stop();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+  int port_ = -1;
+};
+
+}  // namespace afm::server

@@ -1,0 +1,147 @@
+// Response side of openai_protocol.h: ChatResult -> chat.completion and SSE chunks.
+#include <chrono>
+#include <random>
+#include <utility>
+
+#include "server/openai_protocol.h"
+
+namespace afm::server {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string random_suffix(size_t n) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::uniform_int_distribution<size_t> pick(0, sizeof(kAlphabet) - 2);
+  std::string s(n, ' ');
+  for (char& c : s) c = kAlphabet[pick(rng)];
+  return s;
+}
+
+}  // namespace
+
+CompletionMeta new_completion_meta(const std::string& model) {
+  CompletionMeta meta;
+  meta.id = "chatcmpl-" + random_suffix(24);
+  meta.created = std::chrono::duration_cast<std::chrono::seconds>(
+                     std::chrono::system_clock::now().time_since_epoch())
+                     .count();
+  meta.model = model;
+  return meta;
+}
+
+std::string client_finish_reason(const ChatResult& result) {
+  if (result.finish_reason == "cancelled" || result.finish_reason.empty()) return "stop";
+  return result.finish_reason;
+}
+
+Json usage_json(const ChatResult& r) {
+  Json u;
+  u["prompt_tokens"] = r.prompt_tokens;
+  u["completion_tokens"] = r.completion_tokens;
+  u["total_tokens"] = r.prompt_tokens + r.completion_tokens;
+  u["prompt_tokens_details"] = {{"cached_tokens", r.cached_prompt_tokens}};
+  u["completion_tokens_details"] = {{"reasoning_tokens", 0}};
+  return u;
+}
+
+Json tool_calls_json(const std::vector<ToolCall>& calls) {
+  Json out = Json::array();
+  for (const ToolCall& c : calls) {
+    Json call;
+    call["id"] = c.id;
+    call["type"] = "function";
+    // OpenAI's API carries arguments as JSON text, not as an object.
+    call["function"] = {
+        {"name", c.name},
+        {"arguments", c.arguments.dump(-1, ' ', false, Json::error_handler_t::replace)}};
+    out.push_back(std::move(call));
+  }
+  return out;
+}
+
+Json completion_json(const CompletionMeta& meta, const ChatResult& result) {
+  Json message;
+  message["role"] = "assistant";
+  message["content"] =
+      result.text.empty() && !result.tool_calls.empty() ? Json() : Json(result.text);
+  message["refusal"] = nullptr;
+  if (!result.tool_calls.empty()) message["tool_calls"] = tool_calls_json(result.tool_calls);
+  Json choice;
+  choice["index"] = 0;
+  choice["message"] = std::move(message);
+  choice["logprobs"] = nullptr;
+  choice["finish_reason"] = client_finish_reason(result);
+  Json out;
+  out["id"] = meta.id;
+  out["object"] = "chat.completion";
+  out["created"] = meta.created;
+  out["model"] = meta.model;
+  out["choices"] = Json::array({std::move(choice)});
+  out["usage"] = usage_json(result);
+  out["system_fingerprint"] = nullptr;
+  return out;
+}
+
+std::string sse_data(const Json& value) {
+  return "data: " + value.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n\n";
+}
+
+SseEncoder::SseEncoder(CompletionMeta meta, bool include_usage)
+    : meta_(std::move(meta)), include_usage_(include_usage) {}
+
+Json SseEncoder::chunk(Json delta, const Json& finish) const {
+  Json choice;
+  choice["index"] = 0;
+  choice["delta"] = std::move(delta);
+  choice["logprobs"] = nullptr;
+  choice["finish_reason"] = finish;
+  Json out;
+  out["id"] = meta_.id;
+  out["object"] = "chat.completion.chunk";
+  out["created"] = meta_.created;
+  out["model"] = meta_.model;
+  out["system_fingerprint"] = nullptr;
+  out["choices"] = Json::array({std::move(choice)});
+  // With include_usage every chunk carries "usage": null except the last, as OpenAI does.
+  if (include_usage_) out["usage"] = nullptr;
+  return out;
+}
+
+std::string SseEncoder::start() const {
+  return sse_data(chunk({{"role", "assistant"}, {"content", ""}, {"refusal", nullptr}}, nullptr));
+}
+
+std::string SseEncoder::content(std::string_view text) const {
+  if (text.empty()) return {};
+  return sse_data(chunk({{"content", std::string(text)}}, nullptr));
+}
+
+std::string SseEncoder::finish(const ChatResult& result) const {
+  std::string out;
+  const Json calls = tool_calls_json(result.tool_calls);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    Json call = calls[i];
+    Json indexed;
+    indexed["index"] = i;  // clients merge deltas of one call by index
+    for (auto& [k, v] : call.items()) indexed[k] = v;
+    out += sse_data(chunk({{"tool_calls", Json::array({std::move(indexed)})}}, nullptr));
+  }
+  out += sse_data(chunk(Json::object(), client_finish_reason(result)));
+  if (include_usage_) {
+    Json last = chunk(Json::object(), nullptr);
+    last["choices"] = Json::array();
+    last["usage"] = usage_json(result);
+    out += sse_data(last);
+  }
+  out += kSseDone;
+  return out;
+}
+
+std::string SseEncoder::error(const ApiError& error) {
+  return sse_data(error.to_json()) + std::string(kSseDone);
+}
+
+}  // namespace afm::server

@@ -1,0 +1,260 @@
+// HttpServer against a fake engine: routes, auth, error mapping, SSE framing, stop sequences,
+// and cancellation when a client disconnects (streaming or not).
+#include "server/http_server.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "base/error.h"
+
+namespace afm::server {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using namespace std::chrono_literals;
+
+std::atomic<int> g_cancelled{0};
+
+// Echoes the last message word by word; special prompts throw, call tools or run "forever".
+ChatResult fake_complete(const ChatRequest& req, const DeltaFn& on_delta, const CancelledFn&) {
+  const std::string& prompt = req.messages.back().content;
+  if (prompt == "invalid")
+    throw_error(ErrorCode::kInvalidArgument, "the prompt has 9 tokens but the context holds 4");
+  if (prompt == "unsupported")
+    throw_error(ErrorCode::kUnsupported, "unsupported keyword 'if' at /");
+  if (prompt == "crash") throw std::runtime_error("secret internal detail");
+  ChatResult r;
+  r.prompt_tokens = 5;
+  if (prompt == "tools") {
+    r.tool_calls.push_back({"call_0", "f", Json{{"a", 1}}});
+    r.finish_reason = "tool_calls";
+    return r;
+  }
+  if (prompt == "forever") {
+    for (int i = 0; i < 1000; ++i) {
+      std::this_thread::sleep_for(10ms);
+      if (!on_delta({"x"})) {
+        ++g_cancelled;
+        r.finish_reason = "cancelled";
+        return r;
+      }
+      r.text += "x";
+    }
+    r.finish_reason = "length";
+    return r;
+  }
+  size_t start = 0;
+  while (start < prompt.size()) {
+    size_t end = prompt.find(' ', start);
+    end = end == std::string::npos ? prompt.size() : end + 1;
+    const std::string piece = prompt.substr(start, end - start);
+    r.text += piece;
+    ++r.completion_tokens;
+    if (!on_delta({piece})) {
+      r.finish_reason = "cancelled";
+      return r;
+    }
+    start = end;
+  }
+  r.finish_reason = "stop";
+  return r;
+}
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void start(const std::string& api_key = "") {
+    HttpServerOptions o;
+    o.port = 0;
+    o.api_key = api_key;
+    o.max_body_bytes = 4096;
+    o.log_requests = false;
+    server_ = std::make_unique<HttpServer>(ServedModel{"fake", 1, fake_complete}, o);
+    server_->bind();
+    thread_ = std::thread([this] { server_->run(); });
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+    for (int i = 0; i < 100 && !client_->Get("/health"); ++i) std::this_thread::sleep_for(10ms);
+  }
+  void TearDown() override {
+    if (server_) server_->stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  httplib::Result chat(const Json& body, const httplib::Headers& headers = {}) {
+    return client_->Post("/v1/chat/completions", headers, body.dump(), "application/json");
+  }
+  static Json request(const std::string& prompt, bool stream = false) {
+    Json b = {{"model", "fake"}, {"messages", {{{"role", "user"}, {"content", prompt}}}}};
+    if (stream) b["stream"] = true;
+    return b;
+  }
+  static Json error_of(const httplib::Result& r) {
+    EXPECT_EQ(r->get_header_value("Content-Type"), "application/json");
+    const Json j = Json::parse(r->body);
+    EXPECT_TRUE(j["error"].contains("message") && j["error"].contains("type") &&
+                j["error"].contains("param") && j["error"].contains("code"))
+        << r->body;
+    return j["error"];
+  }
+
+  std::unique_ptr<HttpServer> server_;
+  std::thread thread_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+TEST_F(HttpServerTest, HealthModelsAndCompletion) {
+  start();
+  auto h = client_->Get("/health");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(Json::parse(h->body)["status"], "ok");
+  auto m = client_->Get("/v1/models");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(Json::parse(m->body)["data"][0]["id"], "fake");
+  EXPECT_EQ(client_->Get("/v1/models/fake")->status, 200);
+  EXPECT_EQ(error_of(client_->Get("/v1/models/other"))["code"], "model_not_found");
+  auto r = chat(request("hello there"));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  const Json c = Json::parse(r->body);
+  EXPECT_EQ(c["choices"][0]["message"]["content"], "hello there");
+  EXPECT_EQ(c["model"], "fake");
+  auto t = chat(request("tools"));
+  EXPECT_EQ(Json::parse(t->body)["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"],
+            "{\"a\":1}");
+}
+
+TEST_F(HttpServerTest, ErrorsAreOpenAiShaped) {
+  start();
+  Json b = request("hi");
+  b["model"] = "gpt-4";
+  auto r = chat(b);
+  EXPECT_EQ(r->status, 404);
+  EXPECT_EQ(error_of(r)["code"], "model_not_found");
+  auto bad = client_->Post("/v1/chat/completions", "{not json", "application/json");
+  EXPECT_EQ(bad->status, 400);
+  error_of(bad);
+  b = request("hi");
+  b["temperature"] = "hot";
+  EXPECT_EQ(error_of(chat(b))["param"], "temperature");
+  auto big = client_->Post("/v1/chat/completions", std::string(10000, ' '), "application/json");
+  EXPECT_EQ(big->status, 413);
+  EXPECT_EQ(error_of(big)["code"], "request_too_large");
+  auto nf = client_->Get("/v1/nothing");
+  EXPECT_EQ(nf->status, 404);
+  error_of(nf);
+  auto inv = chat(request("invalid"));
+  EXPECT_EQ(inv->status, 400);
+  EXPECT_NE(error_of(inv)["message"].get<std::string>().find("context holds"), std::string::npos);
+  auto uns = chat(request("unsupported", /*stream=*/true));  // before any token: a real 400
+  EXPECT_EQ(uns->status, 400);
+  EXPECT_NE(error_of(uns)["message"].get<std::string>().find("'if'"), std::string::npos);
+  auto crash = chat(request("crash"));
+  EXPECT_EQ(crash->status, 500);
+  EXPECT_EQ(crash->body.find("secret"), std::string::npos);
+}
+
+TEST_F(HttpServerTest, ApiKey) {
+  start("k123");
+  EXPECT_EQ(client_->Get("/health")->status, 200);  // health checks need no key
+  auto none = chat(request("hi"));
+  EXPECT_EQ(none->status, 401);
+  EXPECT_EQ(error_of(none)["code"], "invalid_api_key");
+  EXPECT_EQ(chat(request("hi"), {{"Authorization", "Bearer nope"}})->status, 401);
+  EXPECT_EQ(client_->Get("/v1/models")->status, 401);
+  EXPECT_EQ(chat(request("hi"), {{"Authorization", "Bearer k123"}})->status, 200);
+}
+
+TEST_F(HttpServerTest, StreamingAndStopSequences) {
+  start();
+  Json b = request("one two three four", true);
+  b["stream_options"] = {{"include_usage", true}};
+  auto r = chat(b);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->get_header_value("Content-Type"), "text/event-stream");
+  std::string text;
+  int usage_chunks = 0;
+  size_t pos = 0;
+  std::string last;
+  while ((pos = r->body.find("data: ", pos)) != std::string::npos) {
+    const size_t end = r->body.find("\n\n", pos);
+    last = r->body.substr(pos + 6, end - pos - 6);
+    pos = end;
+    if (last == "[DONE]") break;
+    const Json c = Json::parse(last);
+    if (!c["choices"].empty() && c["choices"][0]["delta"].contains("content")) {
+      text += c["choices"][0]["delta"]["content"].get<std::string>();
+    }
+    if (c["usage"].is_object()) ++usage_chunks;
+  }
+  EXPECT_EQ(last, "[DONE]");
+  EXPECT_EQ(text, "one two three four");
+  EXPECT_EQ(usage_chunks, 1);
+
+  b = request("one two three four");
+  b["stop"] = Json::array({"ree", "zzz"});
+  const Json c = Json::parse(chat(b)->body);
+  EXPECT_EQ(c["choices"][0]["message"]["content"], "one two th");
+  EXPECT_EQ(c["choices"][0]["finish_reason"], "stop");
+}
+
+// Sends a raw request and returns the connected socket.
+int send_raw(int port, const std::string& body) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  const std::string req =
+      "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
+      "application/json\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
+  EXPECT_EQ(send(fd, req.data(), req.size(), 0), static_cast<ssize_t>(req.size()));
+  return fd;
+}
+
+bool wait_for_cancellations(int want) {
+  for (int i = 0; i < 300 && g_cancelled < want; ++i) std::this_thread::sleep_for(10ms);
+  return g_cancelled >= want;
+}
+
+TEST_F(HttpServerTest, DisconnectCancelsGeneration) {
+  start();
+  const int before = g_cancelled;
+  int fd = send_raw(server_->port(), request("forever", true).dump());
+  char buf[512];
+  EXPECT_GT(recv(fd, buf, sizeof buf, 0), 0);  // the stream has begun
+  close(fd);
+  EXPECT_TRUE(wait_for_cancellations(before + 1));
+
+  fd = send_raw(server_->port(), request("forever").dump());  // not streaming: nothing written
+  std::this_thread::sleep_for(100ms);
+  close(fd);
+  EXPECT_TRUE(wait_for_cancellations(before + 2));
+  EXPECT_EQ(client_->Get("/health")->status, 200);  // and the server still answers
+}
+
+TEST_F(HttpServerTest, StopCancelsRunningGenerations) {
+  start();
+  const int before = g_cancelled;
+  std::thread t([&] {
+    httplib::Client c("127.0.0.1", server_->port());
+    c.Post("/v1/chat/completions", request("forever").dump(), "application/json");
+  });
+  std::this_thread::sleep_for(200ms);
+  server_->stop();
+  thread_.join();
+  t.join();
+  EXPECT_EQ(g_cancelled, before + 1);
+}
+
+}  // namespace
+}  // namespace afm::server

@@ -1,0 +1,91 @@
+// `afm respond -m MODEL -p PROMPT [--schema FILE.json] [--system TEXT] [-n N] [sampling] [--json]`
+//   One assistant turn in the model's chat template. With --schema the answer is JSON valid for
+//   the schema (guided generation; an unsupported keyword is an error naming it and its JSON
+//   pointer) and is printed as one line; without, the answer text is streamed to stdout.
+//   --json prints {"text", "finish_reason", "prompt_tokens", "completion_tokens"}.
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "base/error.h"
+#include "command.h"
+#include "engine_options.h"
+#include "framework/chat_service.h"
+
+namespace afm::cli {
+namespace {
+
+struct RespondArgs {
+  EngineArgs engine;
+  sample::SamplerConfig sampling;
+  std::string prompt, schema_file, system;
+  int64_t max_tokens = 512;
+  bool json = false;
+};
+
+nlohmann::ordered_json read_schema(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw_error(ErrorCode::kIo, "cannot open " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::ordered_json schema = nlohmann::ordered_json::parse(text.str(), nullptr, false);
+  if (schema.is_discarded()) throw_error(ErrorCode::kFormat, path + ": not valid JSON");
+  return schema;
+}
+
+void run_respond(const RespondArgs& a) {
+  const auto model = LoadedModel::load(a.engine.model);
+  ChatService service(model, {.n_slots = 1, .n_ctx = a.engine.ctx, .n_threads = a.engine.threads});
+  ChatRequest request;
+  if (!a.system.empty()) request.messages.push_back({"system", a.system});
+  request.messages.push_back({"user", a.prompt});
+  if (!a.schema_file.empty()) request.response_schema = read_schema(a.schema_file);
+  request.sampling = a.sampling;
+  request.max_tokens = a.max_tokens;
+  const bool stream = !a.json && !request.response_schema;
+  const ChatResult r = service.complete(request, [&](const ChatDelta& d) {
+    if (stream) {
+      std::fwrite(d.text.data(), 1, d.text.size(), stdout);
+      std::fflush(stdout);
+    }
+    return true;
+  });
+  if (a.json) {
+    const nlohmann::ordered_json out = {{"text", r.text},
+                                        {"finish_reason", r.finish_reason},
+                                        {"prompt_tokens", r.prompt_tokens},
+                                        {"completion_tokens", r.completion_tokens}};
+    std::printf("%s\n", out.dump().c_str());
+  } else if (request.response_schema) {
+    std::printf("%s\n", r.text.c_str());
+  } else {
+    std::printf("\n");
+  }
+  if (request.response_schema && r.finish_reason == "length") {
+    throw_error(ErrorCode::kInvalidArgument,
+                "the answer reached -n " + std::to_string(a.max_tokens) + " tokens before the JSON was complete");
+  }
+}
+
+void setup_respond(CLI::App& root) {
+  auto a = std::make_shared<RespondArgs>();
+  a->sampling.temperature = 0;  // greedy unless asked
+  CLI::App* cmd = root.add_subcommand("respond", "One chat turn; with --schema, guided JSON output");
+  add_engine_options(cmd, a->engine);
+  add_sampling_options(cmd, a->sampling);
+  cmd->add_option("-p,--prompt", a->prompt, "The user's message")->required();
+  cmd->add_option("--schema", a->schema_file, "JSON Schema the answer must satisfy");
+  cmd->add_option("--system", a->system, "System instructions");
+  cmd->add_option("-n,--max-tokens", a->max_tokens, "Most tokens in the answer")->capture_default_str();
+  cmd->add_flag("--json", a->json, "Print one JSON object with the answer and token counts");
+  cmd->callback([a] { run_respond(*a); });
+}
+
+}  // namespace
+
+AFM_COMMAND(respond, setup_respond);
+
+}  // namespace afm::cli

@@ -1,0 +1,121 @@
+// `afm serve -m MODEL [--host 127.0.0.1] [--port 8080] [--api-key K] [--slots N] [-c CTX]
+//  [-t THREADS] [--max-body BYTES] [--http-threads N]`: the OpenAI-compatible HTTP server
+// (docs/server.md). Prints "listening on http://HOST:PORT" on stderr once it accepts
+// connections; SIGINT / SIGTERM cancel running generations and stop it cleanly (exit 0).
+#include <pthread.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "base/error.h"
+#include "command.h"
+#include "framework/chat_service.h"
+#include "framework/loaded_model.h"
+#include "server/http_server.h"
+
+namespace afm::cli {
+namespace {
+
+struct ServeArgs {
+  std::string model;
+  server::HttpServerOptions http;
+  ChatServiceOptions service;
+};
+
+// Signals are taken by one waiting thread rather than a handler, so stopping the server
+// (locks, condition variables) happens in ordinary code. Every thread inherits the mask, so it
+// must be set before the first thread starts.
+sigset_t block_stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGUSR1);  // internal: wakes the waiter when the server ends on its own
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return set;
+}
+
+void run_serve(ServeArgs a) {
+  if (a.http.api_key.empty()) {
+    if (const char* key = std::getenv("AFM_API_KEY")) a.http.api_key = key;
+  }
+  const sigset_t signals = block_stop_signals();
+  std::shared_ptr<const LoadedModel> model = LoadedModel::load(a.model);
+  if (!model->chat_template()) {
+    throw_error(ErrorCode::kUnsupported,
+                a.model + " cannot be served for chat: " + model->unavailable_reason());
+  }
+  auto service = std::make_shared<ChatService>(model, a.service);
+  server::ServedModel served;
+  served.id = model->id();
+  served.created = std::chrono::duration_cast<std::chrono::seconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  served.complete = [service](const ChatRequest& request, const server::DeltaFn& on_delta,
+                              const server::CancelledFn& cancelled) {
+    return service->complete(request, on_delta, cancelled);
+  };
+
+  server::HttpServer http(std::move(served), a.http);
+  http.bind();
+  std::fprintf(stderr, "afm serve: model '%s', context %lld tokens, %d slot(s)%s\n",
+               model->id().c_str(), static_cast<long long>(service->n_ctx()), a.service.n_slots,
+               a.http.api_key.empty() ? "" : ", API key required");
+  std::fprintf(stderr, "listening on http://%s:%d\n", a.http.host.c_str(), http.port());
+
+  std::atomic<bool> server_ended{false};
+  std::thread waiter([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    if (!server_ended) std::fprintf(stderr, "afm serve: %s, stopping\n", strsignal(sig));
+    http.stop();
+  });
+  http.run();
+  server_ended = true;
+  pthread_kill(waiter.native_handle(), SIGUSR1);  // no-op wake when a signal already came
+  waiter.join();
+}
+
+void setup_serve(CLI::App& root) {
+  auto a = std::make_shared<ServeArgs>();
+  CLI::App* cmd = root.add_subcommand("serve", "Serve a model over an OpenAI-compatible HTTP API");
+  cmd->add_option("-m,--model", a->model, "GGUF model file")->required();
+  cmd->add_option("--host", a->http.host, "Address to bind (127.0.0.1: this machine only)")
+      ->capture_default_str();
+  cmd->add_option("--port", a->http.port, "TCP port; 0 = any free port")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--api-key", a->http.api_key,
+                  "Require 'Authorization: Bearer KEY' on /v1 (default: $AFM_API_KEY; none)");
+  cmd->add_option("--slots", a->service.n_slots,
+                  "Requests generated at once, each with its own KV cache; more wait in order")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("-c,--ctx-size", a->service.n_ctx,
+                  "Context size per slot in tokens (default: the model's, <= 4096)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("-t,--threads", a->service.n_threads,
+                  "Compute threads per running request (default: the available cores)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-body", a->http.max_body_bytes, "Largest request body in bytes (413 above)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--http-threads", a->http.http_threads,
+                  "Connection workers (requests beyond --slots wait on one each)")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 1024));
+  cmd->callback([a] { run_serve(*a); });
+}
+
+}  // namespace
+
+AFM_COMMAND(serve, setup_serve);
+
+}  // namespace afm::cli
