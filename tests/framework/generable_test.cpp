@@ -1,12 +1,16 @@
 // Generable types: the schema a struct or enum declares (order, descriptions, guides), impossible
-// guides as errors, decoding complete and partial values.
+// guides as errors, decoding complete and partial values; and concurrent tool calls.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "afm/generable.h"
+#include "framework/session_support.h"
 #include "guided/byte_matcher.h"
 #include "guided/json_schema_compiler.h"
 
@@ -169,6 +173,61 @@ TEST(DynamicGenerationSchema, BuildsTheSameShapeAsAGenerableStruct) {
   const auto grammar = guided::compile_json_schema(D::array(point, {guide::count(2)}).json_schema());
   EXPECT_TRUE(guided::ByteMatcher::matches(grammar, R"([{"x":1},{"x":2,"y":3}])"));
   EXPECT_FALSE(guided::ByteMatcher::matches(grammar, R"([{"x":1}])"));
+}
+
+}  // namespace
+}  // namespace afm
+
+// Tools of one turn run concurrently: each call below waits until both have started, which
+// only happens if they run at the same time (a sequential runner would time out and fail).
+
+namespace afm {
+namespace {
+
+class Rendezvous : public Tool {
+ public:
+  Rendezvous(std::string name, std::mutex& m, std::condition_variable& cv, int& started)
+      : name_(std::move(name)), m_(m), cv_(cv), started_(started) {}
+  std::string name() const override { return name_; }
+  std::string description() const override { return ""; }
+  GenerationSchema arguments_schema() const override { return GenerationSchema(); }
+  ToolOutput call(const GeneratedContent&) override {
+    std::unique_lock<std::mutex> lock(m_);
+    ++started_;
+    cv_.notify_all();
+    if (!cv_.wait_for(lock, std::chrono::seconds(10), [&] { return started_ == 2; })) {
+      throw std::runtime_error("the other call never started");
+    }
+    if (name_ == "bad") throw std::runtime_error("boom");
+    return name_ + " done";
+  }
+
+ private:
+  std::string name_;
+  std::mutex& m_;
+  std::condition_variable& cv_;
+  int& started_;
+};
+
+TEST(ToolCalls, RunConcurrentlyAndReportTheFailingTool) {
+  std::mutex m;
+  std::condition_variable cv;
+  int started = 0;
+  std::vector<std::shared_ptr<Tool>> tools = {std::make_shared<Rendezvous>("a", m, cv, started),
+                                              std::make_shared<Rendezvous>("b", m, cv, started)};
+  const std::vector<std::string> out =
+      call_tools_concurrently(tools, {ToolCall{"", "b", {}}, ToolCall{"", "a", {}}});
+  EXPECT_EQ(out, (std::vector<std::string>{"b done", "a done"}));  // in call order
+  started = 0;
+  tools.push_back(std::make_shared<Rendezvous>("bad", m, cv, started));
+  try {
+    call_tools_concurrently(tools, {ToolCall{"", "a", {}}, ToolCall{"", "bad", {}}});
+    FAIL() << "expected a tool_call_error";
+  } catch (const GenerationError& e) {
+    EXPECT_EQ(e.kind(), GenerationErrorKind::kToolCallError);
+    EXPECT_EQ(e.tool_name(), "bad");
+    EXPECT_NE(std::string(e.what()).find("boom"), std::string::npos);
+  }
 }
 
 }  // namespace
