@@ -12,7 +12,8 @@ void quantize_row_q8_0(const float* x, BlockQ8_0* y, size_t n) {
     float amax = 0.0f;
     for (size_t j = 0; j < kBlockElements; ++j) amax = std::max(amax, std::fabs(x[j]));
     const float d = amax / 127.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    float id = d != 0.0f ? 1.0f / d : 0.0f;
+    if (!std::isfinite(id)) id = 0.0f;  // a subnormal scale: 1/d overflows; the block is ~0
     y[b].d = f32_to_f16(d);
     for (size_t j = 0; j < kBlockElements; ++j) {
       y[b].q[j] = static_cast<int8_t>(std::roundf(x[j] * id));  // ties away from zero, as ggml

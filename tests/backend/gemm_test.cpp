@@ -142,6 +142,9 @@ TEST(Gemm, SimdActivationQuantizationIsBitIdentical) {
   for (int i = 0; i < 32; ++i) x[64 + i] = 0.0f;  // an all-zero block
   x[100] = NAN;                                     // a block with a NaN
   x[140] = INFINITY;                                // a block with an inf
+  // A block of subnormals: its scale's reciprocal overflows, which once reached a float-to-int
+  // conversion of inf (undefined; found by model_load_fuzz). Such a block quantizes to zero.
+  for (int i = 0; i < 32; ++i) x[640 + i] = 1e-40f * static_cast<float>(i + 1);
   for (const GemmKernels* ks : {avx2_gemm_kernels(), avx512_gemm_kernels()}) {
     if (ks == nullptr) continue;
     std::vector<ActBlock> want(40), got(40);
@@ -157,6 +160,16 @@ TEST(Gemm, SimdActivationQuantizationIsBitIdentical) {
       EXPECT_EQ(0, std::memcmp(got[b].q, want[b].q, 32)) << ks->isa << " block " << b;
     }
   }
+}
+
+TEST(Gemm, SubnormalBlocksQuantizeToZero) {
+  std::vector<float> x(32);
+  for (int i = 0; i < 32; ++i) x[i] = (i % 2 ? -1e-40f : 1e-40f) * static_cast<float>(i + 1);
+  std::vector<ActBlock> q(1);
+  quantize_activations(x.data(), q.data(), 32);
+  EXPECT_EQ(q[0].d, 0.0f);
+  EXPECT_EQ(q[0].sum, 0);
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(q[0].q[i], 0);
 }
 
 TEST(Gemm, ActivationQuantizationRoundTrips) {

@@ -288,8 +288,10 @@ void quantize(const float* x, ActBlock* y, int64_t k) {
       y[b] = ActBlock{nan != 0 ? __builtin_nanf("") : amax, 0, {}};
       continue;
     }
-    const float d = amax / 127.0f;
-    const __m512 inv = _mm512_set1_ps(d != 0 ? 1.0f / d : 0.0f);
+    float d = amax / 127.0f;
+    float inv_d = d != 0 ? 1.0f / d : 0.0f;
+    if (!__builtin_isfinite(inv_d)) d = 0, inv_d = 0;  // as the scalar reference: a ~0 block
+    const __m512 inv = _mm512_set1_ps(inv_d);
     const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(v0, inv));
     const __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(v1, inv));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(y[b].q), _mm512_cvtsepi32_epi8(q0));

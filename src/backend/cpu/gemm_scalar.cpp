@@ -101,8 +101,10 @@ void quantize_activations(const float* x, ActBlock* y, int64_t k) {
       y[b] = ActBlock{amax, 0, {}};
       continue;
     }
-    const float d = amax / 127.0f;
-    const float inv = d != 0 ? 1.0f / d : 0.0f;
+    float d = amax / 127.0f;
+    float inv = d != 0 ? 1.0f / d : 0.0f;
+    // A subnormal scale makes 1/d overflow (x * inf is no integer): such a block is ~0 anyway.
+    if (!std::isfinite(inv)) d = 0, inv = 0;
     int32_t sum = 0;
     for (int i = 0; i < 32; ++i) {
       const int q = static_cast<int>(std::nearbyint(xb[i] * inv));
