@@ -23,6 +23,7 @@
 #include "base/error.h"
 #include "base/mapped_file.h"
 #include "command.h"
+#include "framework/loaded_model.h"
 #include "gguf/reader.h"
 #include "guided/gbnf_parser.h"
 #include "guided/json_schema_compiler.h"
@@ -58,25 +59,13 @@ std::shared_ptr<const TokenVocabulary> byte_vocabulary() {
   return std::make_shared<TokenVocabulary>(std::move(bytes), std::move(special), 256);
 }
 
-std::shared_ptr<const TokenVocabulary> tokenizer_vocabulary(const tokenizer::Tokenizer& tok) {
-  std::vector<std::string> bytes(static_cast<size_t>(tok.vocab_size()));
-  std::vector<bool> special(bytes.size());
-  for (int32_t id = 0; id < tok.vocab_size(); ++id) {
-    bytes[static_cast<size_t>(id)] = tok.token_bytes(id);
-    special[static_cast<size_t>(id)] = tok.is_special(id);
-  }
-  return std::make_shared<TokenVocabulary>(std::move(bytes), std::move(special), tok.eos_id());
-}
-
 // The vocabulary named by -m / --tokenizer, or nullptr when neither is given.
 std::shared_ptr<const TokenVocabulary> load_vocabulary(const SchemaArgs& a) {
-  if (!a.model.empty()) {
-    return tokenizer_vocabulary(tokenizer::Tokenizer::from_gguf(gguf::File::open(a.model)));
-  }
-  if (!a.tokenizer_json.empty()) {
-    return tokenizer_vocabulary(tokenizer::Tokenizer::from_json_file(a.tokenizer_json));
-  }
-  return nullptr;
+  if (a.model.empty() && a.tokenizer_json.empty()) return nullptr;
+  const tokenizer::Tokenizer tok = !a.model.empty()
+                                       ? tokenizer::Tokenizer::from_gguf(gguf::File::open(a.model))
+                                       : tokenizer::Tokenizer::from_json_file(a.tokenizer_json);
+  return make_token_vocabulary(tok, tok.eos_id());
 }
 
 // The grammar of --schema or --grammar (exactly one of them).
