@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace afm {
@@ -16,7 +17,7 @@ struct TranscriptEntry {
     std::string name;
     nlohmann::ordered_json arguments;
   };
-  TranscriptEntry(Kind kind_, std::string text_ = {}) : kind(kind_), text(std::move(text_)) {}
+  TranscriptEntry(Kind k, std::string t = {}) : kind(k), text(std::move(t)) {}
 
   Kind kind;
   std::string text;  // instructions, prompt, response text, tool output (compact JSON if structured)

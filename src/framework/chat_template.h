@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "framework/chat_template_kind.h"
@@ -27,12 +28,8 @@ struct ToolCall {
 
 struct ChatMessage {
   ChatMessage() = default;
-  ChatMessage(std::string role_, std::string content_, std::vector<ToolCall> tool_calls_ = {},
-              std::string tool_name_ = {})
-      : role(std::move(role_)),
-        content(std::move(content_)),
-        tool_calls(std::move(tool_calls_)),
-        tool_name(std::move(tool_name_)) {}
+  ChatMessage(std::string r, std::string c, std::vector<ToolCall> calls = {}, std::string tool = {})
+      : role(std::move(r)), content(std::move(c)), tool_calls(std::move(calls)), tool_name(std::move(tool)) {}
 
   std::string role;  // "system", "user", "assistant", "tool"
   std::string content;

@@ -26,6 +26,18 @@ std::shared_ptr<const guided::TokenVocabulary> make_token_vocabulary(
   return std::make_shared<guided::TokenVocabulary>(std::move(bytes), std::move(special), end_id);
 }
 
+std::unique_ptr<tokenizer::Tokenizer> load_model_tokenizer(const model::Model& model,
+                                                           const std::string& path) {
+  auto tok = std::make_unique<tokenizer::Tokenizer>(tokenizer::Tokenizer::from_gguf(model.file()));
+  if (tok->vocab_size() > model.hparams().n_vocab) {
+    throw_error(ErrorCode::kFormat, path + ": the tokenizer has " +
+                                        std::to_string(tok->vocab_size()) +
+                                        " tokens but the model only " +
+                                        std::to_string(model.hparams().n_vocab));
+  }
+  return tok;
+}
+
 LoadedModel::~LoadedModel() = default;
 
 std::shared_ptr<const LoadedModel> LoadedModel::load(const std::string& path) {
@@ -33,13 +45,7 @@ std::shared_ptr<const LoadedModel> LoadedModel::load(const std::string& path) {
   m->path_ = path;
   m->id_ = std::filesystem::path(path).stem().string();
   m->model_ = model::load_model(path);
-  m->tokenizer_ = std::make_unique<tokenizer::Tokenizer>(tokenizer::Tokenizer::from_gguf(m->model_->file()));
-  if (m->tokenizer_->vocab_size() > m->model_->hparams().n_vocab) {
-    throw_error(ErrorCode::kFormat, path + ": the tokenizer has " +
-                                        std::to_string(m->tokenizer_->vocab_size()) +
-                                        " tokens but the model only " +
-                                        std::to_string(m->model_->hparams().n_vocab));
-  }
+  m->tokenizer_ = load_model_tokenizer(*m->model_, path);
   try {
     m->template_ = ChatTemplate::from_jinja(m->tokenizer_->chat_template());
   } catch (const Error& e) {

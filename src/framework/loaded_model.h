@@ -24,6 +24,11 @@ namespace afm {
 std::shared_ptr<const guided::TokenVocabulary> make_token_vocabulary(
     const tokenizer::Tokenizer& tokenizer, std::optional<int32_t> end_id);
 
+// The tokenizer stored in a model's GGUF; Error(kFormat) naming `path` when it has more tokens
+// than the model has embeddings.
+std::unique_ptr<tokenizer::Tokenizer> load_model_tokenizer(const model::Model& model,
+                                                           const std::string& path);
+
 class LoadedModel {
  public:
   static std::shared_ptr<const LoadedModel> load(const std::string& path);

@@ -58,9 +58,13 @@ class ResponseDecoder::Turn {
       if (!emit(tool_start_, seq, logits)) return std::move(result_);
     }
     while (!done_) {
-      if (keep_going && !keep_going()) return finish("cancelled");
+      if (keep_going && !keep_going()) {
+        finish("cancelled");
+        break;
+      }
       if (plan_.max_tokens >= 0 && static_cast<int64_t>(generated_) >= plan_.max_tokens) {
-        return finish("length");
+        finish("length");
+        break;
       }
       std::copy(logits.begin(), logits.end(), buf.begin());
       const bool masked = fill_mask(buf);
@@ -144,10 +148,10 @@ class ResponseDecoder::Turn {
   void on_answer_token(int32_t token) {
     if (tools_enabled() && token == tool_start_) return start_tool_block();
     if (answer_) {
-      if (token == end_of_turn_) return void(finish("stop"));
+      if (token == end_of_turn_) return finish("stop");
       AFM_CHECK(answer_->accept_token(token));
     } else if (std::find(stop_ids_.begin(), stop_ids_.end(), token) != stop_ids_.end()) {
-      return void(finish("stop"));
+      return finish("stop");
     }
     const std::string piece = text_decoder_.push(token);
     result_.text += piece;
@@ -177,7 +181,7 @@ class ResponseDecoder::Turn {
     }
   }
 
-  DecodeResult finish(const char* reason) {
+  void finish(const char* reason) {
     if (!done_) {
       done_ = true;
       const std::string tail = text_decoder_.flush();
@@ -189,7 +193,6 @@ class ResponseDecoder::Turn {
         result_.tool_calls.clear();  // a cut-off block is not a call
       }
     }
-    return result_;
   }
   bool finish_bool(const char* reason) {
     finish(reason);

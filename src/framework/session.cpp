@@ -1,7 +1,6 @@
 // LanguageModelSession (include/afm/session.h): the transcript, the tokens of its rendering
 // (`committed_`, exactly what the KV cache should hold) and the turn loop with tools.
 #include <atomic>
-#include <future>
 
 #include "afm/session.h"
 #include "base/error.h"
@@ -29,7 +28,7 @@ class LanguageModelSession::Impl {
     loaded_ = model_.loaded();
     if (!model_.is_available()) return;
     tmpl_ = &*loaded_->chat_template();
-    committed_ = encode(tmpl_->render(transcript_messages(transcript_, tool_specs_), false,
+    committed_ = encode(tmpl_->render(transcript_messages(transcript_), false,
                                       extras_for_tools()),
                         true);
   }

@@ -35,8 +35,7 @@ Transcript instructions_transcript(std::string instructions) {
   return t;
 }
 
-std::vector<ChatMessage> transcript_messages(const Transcript& transcript,
-                                             const std::vector<ChatToolSpec>& /*tools*/) {
+std::vector<ChatMessage> transcript_messages(const Transcript& transcript) {
   std::vector<ChatMessage> out;
   for (const TranscriptEntry& e : transcript) {
     switch (e.kind) {

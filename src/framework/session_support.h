@@ -24,8 +24,7 @@ sample::SamplerConfig sampler_config(const GenerationOptions& options);
 Transcript instructions_transcript(std::string instructions);
 
 // The messages a transcript renders as (the tool list itself is added by PromptExtras).
-std::vector<ChatMessage> transcript_messages(const Transcript& transcript,
-                                             const std::vector<ChatToolSpec>& tools);
+std::vector<ChatMessage> transcript_messages(const Transcript& transcript);
 
 TranscriptEntry prompt_entry(const std::string& prompt, const GenerationSchema* schema,
                              bool show_schema);

@@ -4,6 +4,7 @@
 
 #include "afm/model.h"
 #include "framework/loaded_model.h"
+#include "model/context.h"
 
 namespace afm {
 
@@ -39,8 +40,7 @@ Availability SystemLanguageModel::availability() const {
 
 int64_t SystemLanguageModel::context_size() const {
   if (!model_) return 0;
-  if (options_.context_size > 0) return options_.context_size;
-  return std::min<int64_t>(model_->training_context(), 4096);  // as model::Context chooses
+  return model::default_n_ctx(model_->weights()->hparams(), std::max<int64_t>(options_.context_size, 0));
 }
 
 }  // namespace afm

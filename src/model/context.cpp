@@ -6,12 +6,12 @@
 #include "base/error.h"
 
 namespace afm::model {
-namespace {
-
 int64_t default_n_ctx(const HParams& hp, int64_t requested) {
   if (requested < 0) throw_error(ErrorCode::kInvalidArgument, "context size must be >= 0");
   return requested > 0 ? requested : std::min<int64_t>(hp.n_ctx_train, 4096);
 }
+
+namespace {
 
 }  // namespace
 

@@ -24,6 +24,10 @@ struct ContextOptions {
   bool sequential_tracks = false;  // see StateOptions (benchmarks)
 };
 
+// The context a Context gets for `requested` tokens (0: the training context, at most 4096).
+// Error(kInvalidArgument) when requested < 0.
+int64_t default_n_ctx(const HParams& hp, int64_t requested);
+
 class Context {
  public:
   Context(std::shared_ptr<const Model> model, const ContextOptions& options);

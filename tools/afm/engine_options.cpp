@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "base/process_stats.h"
+#include "framework/loaded_model.h"
 #include "model/registry.h"
 
 namespace afm::cli {
@@ -42,13 +43,7 @@ Engine load_engine(const EngineArgs& a) {
   const auto start = std::chrono::steady_clock::now();
   Engine e;
   e.model = model::load_model(a.model);
-  e.tokenizer = std::make_unique<tokenizer::Tokenizer>(tokenizer::Tokenizer::from_gguf(e.model->file()));
-  if (e.tokenizer->vocab_size() > e.model->hparams().n_vocab) {
-    throw_error(ErrorCode::kFormat, a.model + ": the tokenizer has " +
-                                        std::to_string(e.tokenizer->vocab_size()) +
-                                        " tokens but the model only " +
-                                        std::to_string(e.model->hparams().n_vocab));
-  }
+  e.tokenizer = load_model_tokenizer(*e.model, a.model);
   e.rss_after_load = resident_set_bytes();
   e.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return e;
