@@ -1,4 +1,4 @@
-// JSON Schema anyOf, oneOf (when provably disjoint) and allOf (by merging keywords).
+// JSON Schema anyOf and allOf (by merging keywords); oneOf is in schema_one_of.cpp.
 #include <algorithm>
 #include <set>
 
@@ -7,40 +7,6 @@
 namespace afm::guided {
 
 namespace {
-
-// What a oneOf branch can be, as far as cheap inspection tells.
-struct BranchShape {
-  std::optional<std::set<std::string>> types;   // JSON types it admits
-  std::optional<std::set<std::string>> values;  // canonical texts, when enum/const
-};
-
-std::string value_type(const Json& v) {
-  if (v.is_null()) return "null";
-  if (v.is_boolean()) return "boolean";
-  if (v.is_string()) return "string";
-  if (v.is_array()) return "array";
-  if (v.is_object()) return "object";
-  return canonical_json(v).find_first_of(".eE") == std::string::npos ? "integer" : "number";
-}
-
-bool types_overlap(const std::set<std::string>& a, const std::set<std::string>& b) {
-  for (const std::string& t : a) {
-    if (b.count(t)) return true;
-    if ((t == "integer" && b.count("number")) || (t == "number" && b.count("integer"))) return true;
-  }
-  return false;
-}
-
-bool disjoint(const BranchShape& a, const BranchShape& b) {
-  if (a.values && b.values) {
-    for (const std::string& v : *a.values) {
-      if (b.values->count(v)) return false;
-    }
-    return true;
-  }
-  if (a.types && b.types) return !types_overlap(*a.types, *b.types);
-  return false;
-}
 
 const std::set<std::string> kMinKeywords = {"minLength", "minItems", "minimum", "exclusiveMinimum"};
 const std::set<std::string> kMaxKeywords = {"maxLength", "maxItems", "maximum", "exclusiveMaximum"};
@@ -64,48 +30,6 @@ Expr SchemaCompiler::compile_any_of(const Json& schema, const std::string& point
     }
   }
   return b_.alt(std::move(options));
-}
-
-Expr SchemaCompiler::compile_one_of(const Json& schema, const std::string& pointer, int depth) {
-  const Json& branches = schema["oneOf"];
-  if (!branches.is_array() || branches.empty()) invalid(pointer, "oneOf", "must be a non-empty array");
-  std::vector<BranchShape> shapes;
-  for (size_t i = 0; i < branches.size(); ++i) {
-    Json branch = branches[i];
-    if (branch.is_object() && branch.contains("$ref")) {
-      std::string target;
-      branch = resolve_ref(branch["$ref"].get<std::string>(), pointer, &target);
-    }
-    BranchShape shape;
-    if (branch.is_object() && branch.contains("type")) {
-      const Json& t = branch["type"];
-      shape.types.emplace();
-      for (const Json& n : t.is_array() ? t : Json::array({t})) {
-        if (n.is_string()) shape.types->insert(n.get<std::string>());
-      }
-    }
-    if (branch.is_object() && (branch.contains("enum") || branch.contains("const"))) {
-      shape.values.emplace();
-      shape.types.emplace();
-      Json vals = branch.contains("const") ? Json::array({branch["const"]}) : branch["enum"];
-      for (const Json& v : vals.is_array() ? vals : Json::array()) {
-        shape.values->insert(canonical_json(v));
-        shape.types->insert(value_type(v));
-      }
-    }
-    for (const BranchShape& earlier : shapes) {
-      if (!disjoint(earlier, shape)) {
-        unsupported(pointer, "oneOf",
-                    "branches are not provably disjoint (branch " + std::to_string(i) + ")");
-      }
-    }
-    shapes.push_back(std::move(shape));
-  }
-  // Disjoint branches: "exactly one" equals "at least one".
-  Json as_any = schema;
-  as_any.erase("oneOf");
-  as_any["anyOf"] = branches;
-  return compile_any_of(as_any, pointer, depth);
 }
 
 Json SchemaCompiler::inline_ref(const Json& branch, const std::string& pointer, int depth) {

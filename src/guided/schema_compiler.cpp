@@ -21,13 +21,9 @@ const std::set<std::string> kAnnotations = {
 
 // Assertion keywords that no grammar in this engine enforces: fail closed on sight.
 const std::map<std::string, std::string> kUnsupported = {
-    {"not", "negation is not representable"},
     {"if", "conditional schemas are not supported"},
     {"then", "conditional schemas are not supported"},
     {"else", "conditional schemas are not supported"},
-    {"dependentRequired", "property dependencies are not supported"},
-    {"dependentSchemas", "property dependencies are not supported"},
-    {"dependencies", "property dependencies are not supported"},
     {"patternProperties", "key patterns are not supported"},
     {"propertyNames", "key schemas are not supported"},
     {"minProperties", "property counts are not supported"},
@@ -49,7 +45,8 @@ const std::set<std::string> kSupported = {
     "oneOf",    "properties", "required",  "additionalProperties",   "items",
     "prefixItems", "minItems", "maxItems", "uniqueItems", "minLength", "maxLength",
     "pattern",  "format",    "minimum",    "maximum",   "exclusiveMinimum",
-    "exclusiveMaximum", "multipleOf"};
+    "exclusiveMaximum", "multipleOf", "not", "dependentRequired", "dependentSchemas",
+    "dependencies"};
 
 const char* const kTypeNames[] = {"null", "boolean", "object", "array", "string", "number",
                                    "integer"};
@@ -169,11 +166,33 @@ Expr SchemaCompiler::compile(const Json& schema, const std::string& pointer, int
     rest["allOf"].push_back(Json{{"$ref", ref}});
     return compile(rest, pointer, depth + 1);
   }
+  if (schema.contains("not")) return compile_not(schema, pointer, depth);
+  if (has_dependencies(schema)) {
+    std::vector<Expr> options;
+    for (const Json& variant : expand_dependencies(schema, pointer)) {
+      options.push_back(compile(variant, pointer, depth + 1));
+    }
+    return b_.alt(std::move(options));
+  }
   if (schema.contains("allOf")) return compile(merge_all_of(schema, pointer, depth), pointer, depth + 1);
   if (schema.contains("anyOf")) return compile_any_of(schema, pointer, depth);
   if (schema.contains("oneOf")) return compile_one_of(schema, pointer, depth);
   if (schema.contains("enum") || schema.contains("const")) return compile_enum(schema, pointer);
   return compile_types(schema, pointer, depth);
+}
+
+// `not` only where it is a constant: `not: {}` / `not: true` (nothing is valid) and
+// `not: false` (no constraint). Anything else would need a complement grammar: fail closed.
+Expr SchemaCompiler::compile_not(const Json& schema, const std::string& pointer, int depth) {
+  const Json& negated = schema["not"];
+  if (!negated.is_boolean() && !negated.is_object()) invalid(pointer, "not", "must be a schema");
+  if (negated.is_boolean() ? negated.get<bool>() : !has_assertions(negated)) return b_.nothing();
+  if (negated.is_boolean()) {
+    Json rest = schema;
+    rest.erase("not");
+    return compile(rest, pointer, depth + 1);
+  }
+  unsupported(pointer, "not", "negation of a constraint is not representable");
 }
 
 Expr SchemaCompiler::compile_types(const Json& schema, const std::string& pointer, int depth) {

@@ -1,7 +1,8 @@
 // Internal: the JSON Schema compiler's state, shared by the per-concern source files
-// (schema_compiler.cpp: dispatch, types, $ref; schema_containers.cpp: objects and arrays;
+// (schema_compiler.cpp: dispatch, types, $ref, not; schema_containers.cpp: objects and arrays;
 // schema_scalars.cpp: strings, formats, numbers, enum/const; schema_combinators.cpp: anyOf,
-// oneOf, allOf). See json_schema_compiler.h for the contract.
+// allOf; schema_one_of.cpp: oneOf; schema_dependencies.cpp: property dependencies).
+// See json_schema_compiler.h for the contract.
 #pragma once
 
 #include <map>
@@ -37,6 +38,7 @@ class SchemaCompiler {
   // schema_compiler.cpp
   void check_keywords(const Json& schema, const std::string& pointer) const;
   Expr compile_types(const Json& schema, const std::string& pointer, int depth);
+  Expr compile_not(const Json& schema, const std::string& pointer, int depth);
   Expr compile_ref(const std::string& ref, const std::string& pointer, int depth);
   const Json& resolve_ref(const std::string& ref, const std::string& pointer,
                           std::string* target_pointer) const;
@@ -58,10 +60,20 @@ class SchemaCompiler {
 
   // schema_combinators.cpp
   Expr compile_any_of(const Json& schema, const std::string& pointer, int depth);
-  Expr compile_one_of(const Json& schema, const std::string& pointer, int depth);
   Json merge_all_of(const Json& schema, const std::string& pointer, int depth);
   void merge_into(Json& dst, const Json& src, const std::string& pointer);
   Json inline_ref(const Json& branch, const std::string& pointer, int depth);
+
+  // schema_one_of.cpp
+  Expr compile_one_of(const Json& schema, const std::string& pointer, int depth);
+  Json effective_branch(const Json& siblings, const Json& branch, const std::string& pointer,
+                        int depth);
+  // `schema` itself, or the target of a schema that is only a `$ref` (followed repeatedly).
+  const Json& look_through_refs(const Json& schema, const std::string& pointer) const;
+
+  // schema_dependencies.cpp
+  // The schema as alternatives without dependency keywords (their union is its language).
+  std::vector<Json> expand_dependencies(const Json& schema, const std::string& pointer) const;
 
   const Json& root_;
   JsonSchemaOptions options_;
@@ -74,6 +86,7 @@ class SchemaCompiler {
 // Keyword classification shared by the compiler files.
 bool is_annotation_keyword(const std::string& key);
 bool has_assertions(const Json& schema);  // any keyword that constrains instances
+bool has_dependencies(const Json& schema);  // dependentRequired/dependentSchemas/dependencies
 std::string child_pointer(const std::string& pointer, const std::string& token);
 
 }  // namespace afm::guided

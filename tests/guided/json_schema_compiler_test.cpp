@@ -159,6 +159,74 @@ TEST(JsonSchemaCompiler, Combinators) {
                ErrorCode::kUnsupported, "allOf", "#");
 }
 
+// oneOf with overlapping branches: each branch narrowed until it excludes the others.
+TEST(JsonSchemaCompiler, OneOfNarrowsOverlappingBranches) {
+  // The common real-world shape: alternatives by required properties.
+  auto g = compile(R"({"type":"object","properties":{"length":{"type":"number"},
+                       "width":{"type":"number"},"radius":{"type":"number"}},
+                       "oneOf":[{"required":["length","width"]},{"required":["radius"]}]})");
+  EXPECT_TRUE(ok(g, R"({"length":1,"width":2})"));
+  EXPECT_TRUE(ok(g, R"({"radius":3})"));
+  EXPECT_FALSE(ok(g, R"({"length":1,"width":2,"radius":3})"));  // matches both
+  EXPECT_FALSE(ok(g, R"({"length":1})"));                        // matches neither
+  EXPECT_TRUE(ok(g, R"({"width":1,"radius":3,"extra":1})"));
+  // Valid (branch 0 lacks width), but narrowing branch 1 forbade length: a subset, never more.
+  EXPECT_FALSE(ok(g, R"({"length":1,"radius":3})"));
+  // Without a type, non-objects satisfy both `required`s vacuously: they must be excluded.
+  auto untyped = compile(R"({"oneOf":[{"required":["a"]},{"required":["b"]}]})");
+  EXPECT_TRUE(ok(untyped, R"({"a":1})"));
+  EXPECT_FALSE(ok(untyped, "1"));
+  EXPECT_FALSE(ok(untyped, R"({"a":1,"b":2})"));
+  // A required discriminator with different values: nothing to narrow.
+  auto tagged = compile(R"({"oneOf":[
+      {"type":"object","properties":{"k":{"const":"a"},"x":{"type":"integer"}},"required":["k"]},
+      {"type":"object","properties":{"k":{"const":"b"},"x":{"type":"string"}},"required":["k"]}]})");
+  EXPECT_TRUE(ok(tagged, R"({"k":"a","x":1})"));
+  EXPECT_TRUE(ok(tagged, R"({"k":"b","x":"s"})"));
+  EXPECT_FALSE(ok(tagged, R"({"k":"b","x":1})"));
+  // Types only one branch has stay with it, the others go.
+  auto mixed = compile(R"({"oneOf":[{"type":["string","object"],"required":["b"]},
+                                    {"type":"object","required":["a"]},{"type":"null"}]})");
+  EXPECT_TRUE(ok(mixed, R"("s")"));  // `required` ignores strings, and branch 1 has none
+  EXPECT_TRUE(ok(mixed, "null"));
+  EXPECT_TRUE(ok(mixed, R"({"b":1})"));
+  EXPECT_TRUE(ok(mixed, R"({"a":1})"));
+  EXPECT_FALSE(ok(mixed, R"({"a":1,"b":2})"));  // both branches would match
+  EXPECT_FALSE(ok(mixed, R"({})"));             // neither would
+  // No rule separates two branches that demand the same: fail closed.
+  expect_error(R"({"oneOf":[{"required":["a"]},{"required":["a"],"properties":{"a":{"minimum":1}}}]})",
+               ErrorCode::kUnsupported, "oneOf", "#");
+}
+
+TEST(JsonSchemaCompiler, PropertyDependencies) {
+  auto g = compile(R"({"type":"object","properties":{"card":{"type":"integer"},
+                       "address":{"type":"string"}},"additionalProperties":false,
+                       "dependentRequired":{"card":["address"]}})");
+  EXPECT_TRUE(ok(g, R"({})"));
+  EXPECT_TRUE(ok(g, R"({"address":"x"})"));
+  EXPECT_TRUE(ok(g, R"({"card":1,"address":"x"})"));
+  EXPECT_FALSE(ok(g, R"({"card":1})"));
+  // draft-07 `dependencies`, schema form: the schema applies when the trigger is present.
+  auto s = compile(R"({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},
+                       "dependencies":{"a":{"properties":{"b":{"minimum":5}},"required":["b"]}}})");
+  EXPECT_TRUE(ok(s, R"({"b":1})"));
+  EXPECT_TRUE(ok(s, R"({"a":0,"b":5})"));
+  EXPECT_FALSE(ok(s, R"({"a":0,"b":4})"));
+  EXPECT_FALSE(ok(s, R"({"a":0})"));
+  expect_error(R"({"dependentRequired":{"a":"b"}})", ErrorCode::kInvalidArgument,
+               "dependentRequired", "#");
+  expect_error(R"({"dependentRequired":{"a":["x"],"b":["x"],"c":["x"],"d":["x"],"e":["x"],
+                   "f":["x"],"g":["x"]}})",
+               ErrorCode::kUnsupported, "dependentRequired", "#");
+}
+
+TEST(JsonSchemaCompiler, NotOnlyAsAConstant) {
+  auto g = compile(R"({"type":"object","properties":{"a":{"not":{}},"b":{"not":false}}})");
+  EXPECT_TRUE(ok(g, R"({"b":1})"));
+  EXPECT_FALSE(ok(g, R"({"a":1})"));
+  expect_error(R"({"not":{"type":"string"}})", ErrorCode::kUnsupported, "not", "#");
+}
+
 TEST(JsonSchemaCompiler, RecursiveRefs) {
   auto g = compile(R"({"$defs":{"node":{"type":"object","properties":{"v":{"type":"integer"},
                        "next":{"anyOf":[{"$ref":"#/$defs/node"},{"type":"null"}]}},
@@ -173,7 +241,8 @@ TEST(JsonSchemaCompiler, RecursiveRefs) {
 TEST(JsonSchemaCompiler, UnsupportedKeywordsFailClosedWithPointer) {
   expect_error(R"({"properties":{"a":{"items":{"uniqueItems":true}}}})", ErrorCode::kUnsupported,
                "uniqueItems", "#/properties/a/items");
-  expect_error(R"({"anyOf":[{"not":{}}]})", ErrorCode::kUnsupported, "not", "#/anyOf/0");
+  expect_error(R"({"anyOf":[{"not":{"type":"string"}}]})", ErrorCode::kUnsupported, "not",
+               "#/anyOf/0");
   expect_error(R"({"patternProperties":{}})", ErrorCode::kUnsupported, "patternProperties", "#");
   expect_error(R"({"type":"strin"})", ErrorCode::kInvalidArgument, "type", "#");
   expect_error(R"({"minLength":-1})", ErrorCode::kInvalidArgument, "minLength", "#");
@@ -239,7 +308,7 @@ TEST(JsonSchemaCompiler, CacheSharesGrammarsAcrossThreads) {
   cache.get_or_compile(R"({"type":"string"})");
   cache.get_or_compile(R"({"type":"null"})");
   EXPECT_EQ(cache.size(), 2u);
-  EXPECT_THROW(cache.get_or_compile(R"({"not":{}})"), Error);
+  EXPECT_THROW(cache.get_or_compile(R"({"not":{"type":"null"}})"), Error);
 }
 
 }  // namespace

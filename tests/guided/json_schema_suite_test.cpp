@@ -36,7 +36,8 @@ void collect_value_keys(const Json& value, std::vector<std::string>& names) {
 }
 
 // Property names in the order the schema document first declares them ("properties" keys,
-// then "required" entries), anywhere in the document.
+// then "required" entries, then dependentRequired triggers each followed by the names it
+// requires: the order the compiler's required members follow), anywhere in the document.
 void collect_names(const Json& schema, std::vector<std::string>& names) {
   auto add = [&](const std::string& n) {
     if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
@@ -48,6 +49,14 @@ void collect_names(const Json& schema, std::vector<std::string>& names) {
     if (schema.contains("required") && schema["required"].is_array()) {
       for (const Json& n : schema["required"]) {
         if (n.is_string()) add(n.get<std::string>());
+      }
+    }
+    if (schema.contains("dependentRequired") && schema["dependentRequired"].is_object()) {
+      for (const auto& [trigger, names_required] : schema["dependentRequired"].items()) {
+        add(trigger);
+        for (const Json& n : names_required) {
+          if (n.is_string()) add(n.get<std::string>());
+        }
       }
     }
   }
