@@ -84,6 +84,10 @@ class Lowerer {
     RegexExpr body = lower(branch);
     if (anchored_start && anchored_end) return body;
     Expr any = b_.star(encode_char_class(b_, CodePointSet::all(), encoding_));
+    // A branch that matches the empty string is found in every string. Say so directly: the
+    // padded form (`.*` becomes any* .* any*) is ambiguous at every position, which makes the
+    // Earley sets grow with the text.
+    if (body.min_chars == 0) return {any, 0, kUnbounded};
     std::vector<Expr> parts;
     if (!anchored_start) parts.push_back(any);
     parts.push_back(body.expr);

@@ -74,12 +74,14 @@ void SchemaCompiler::merge_into(Json& dst, const Json& src, const std::string& p
   auto restricts_others = [](const Json& s) {
     return s.contains("additionalProperties") && s["additionalProperties"] != Json(true);
   };
-  if ((restricts_others(dst) && src.contains("properties")) ||
-      (restricts_others(src) && dst.contains("properties")) ||
+  auto names_keys = [](const Json& s) {
+    return s.contains("properties") || s.contains("patternProperties");
+  };
+  if ((restricts_others(dst) && names_keys(src)) || (restricts_others(src) && names_keys(dst)) ||
       (dst.contains("prefixItems") && src.contains("items")) ||
       (src.contains("prefixItems") && dst.contains("items"))) {
     unsupported(pointer, "allOf",
-                "additionalProperties/items in one branch with properties/prefixItems in another");
+                "additionalProperties/items in one branch with properties/patternProperties/prefixItems in another");
   }
   for (const auto& [key, value] : src.items()) {
     if (is_annotation_keyword(key)) continue;

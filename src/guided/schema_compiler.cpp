@@ -24,7 +24,6 @@ const std::map<std::string, std::string> kUnsupported = {
     {"if", "conditional schemas are not supported"},
     {"then", "conditional schemas are not supported"},
     {"else", "conditional schemas are not supported"},
-    {"patternProperties", "key patterns are not supported"},
     {"propertyNames", "key schemas are not supported"},
     {"minProperties", "property counts are not supported"},
     {"maxProperties", "property counts are not supported"},
@@ -46,7 +45,7 @@ const std::set<std::string> kSupported = {
     "prefixItems", "minItems", "maxItems", "uniqueItems", "minLength", "maxLength",
     "pattern",  "format",    "minimum",    "maximum",   "exclusiveMinimum",
     "exclusiveMaximum", "multipleOf", "not", "dependentRequired", "dependentSchemas",
-    "dependencies"};
+    "dependencies", "patternProperties"};
 
 const char* const kTypeNames[] = {"null", "boolean", "object", "array", "string", "number",
                                    "integer"};

@@ -1,10 +1,11 @@
-// JSON Schema objects (properties, required, additionalProperties) and arrays (prefixItems,
-// items, minItems, maxItems).
+// JSON Schema objects (properties, required, additionalProperties, patternProperties) and
+// arrays (prefixItems, items, minItems, maxItems).
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
 
+#include "guided/byte_matcher.h"
 #include "guided/char_classes.h"
 #include "guided/schema_compiler.h"
 
@@ -111,8 +112,11 @@ Expr SchemaCompiler::compile_object(const Json& schema, const std::string& point
     members.push_back({name, compile(additional, add_ptr, depth + 1), true});
     names.push_back(name);
   }
+  check_no_pattern_matches(schema, names, pointer);
   std::optional<Expr> extra;
-  if (!(additional.is_boolean() && !additional.get<bool>())) {
+  if (schema.contains("patternProperties")) {
+    extra = pattern_members(schema, pointer, depth);
+  } else if (!(additional.is_boolean() && !additional.get<bool>())) {
     extra = b_.seq({key_not_in(names), colon(), compile(additional, add_ptr, depth + 1)});
   }
   // start[i]: nothing emitted yet, members i.. remain; after[i]: something emitted already.
@@ -129,6 +133,55 @@ Expr SchemaCompiler::compile_object(const Json& schema, const std::string& point
     start[i] = m.required ? first : b_.alt({first, start[i + 1]});
   }
   return b_.seq({b_.literal("{"), start[0], b_.literal("}")});
+}
+
+// patternProperties: a key matching a pattern takes that pattern's schema instead of
+// additionalProperties. Compiled exactly where that needs no language complement or
+// intersection: additionalProperties is false (keys matching no pattern are invalid anyway)
+// and every pattern has the same schema (a key matching several needs nothing more). The
+// additional keys are then the strings the patterns find (search semantics, as `pattern`),
+// each with that schema. Declared and required names must not match a pattern (checked
+// separately), so a pattern key never repeats one of them. Other shapes fail closed.
+Expr SchemaCompiler::pattern_members(const Json& schema, const std::string& pointer, int depth) {
+  const Json& patterns = schema["patternProperties"];
+  if (!patterns.is_object()) invalid(pointer, "patternProperties", "must be an object");
+  if (!(schema.contains("additionalProperties") && schema["additionalProperties"] == Json(false))) {
+    unsupported(pointer, "patternProperties",
+                "keys matching no pattern would need the patterns' complement (supported with "
+                "additionalProperties: false)");
+  }
+  const std::string ptr = child_pointer(pointer, "patternProperties");
+  std::vector<Expr> keys;
+  for (const auto& [pattern, sub] : patterns.items()) {
+    if (sub != patterns.begin().value()) {
+      unsupported(pointer, "patternProperties", "patterns with different schemas");
+    }
+    keys.push_back(compile_string(Json{{"type", "string"}, {"pattern", pattern}},
+                                  child_pointer(ptr, pattern)));
+  }
+  if (keys.empty()) return b_.nothing();
+  const std::string value_ptr = child_pointer(ptr, patterns.begin().key());
+  return b_.seq({b_.alt(std::move(keys)), colon(), compile(patterns.begin().value(), value_ptr, depth + 1)});
+}
+
+// A declared or required property whose name a pattern matches would have to satisfy both
+// schemas and could be written twice (once as a pattern key): fail closed instead.
+void SchemaCompiler::check_no_pattern_matches(const Json& schema,
+                                              const std::vector<std::string>& names,
+                                              const std::string& pointer) const {
+  if (!schema.contains("patternProperties") || !schema["patternProperties"].is_object()) return;
+  for (const auto& [pattern, sub] : schema["patternProperties"].items()) {
+    SchemaCompiler probe(root_, JsonSchemaOptions{Whitespace::kCompact, options_.max_grammar_nodes});
+    const auto keys = probe.compile_detached(Json{{"type", "string"}, {"pattern", pattern}},
+                                             child_pointer(child_pointer(pointer, "patternProperties"),
+                                                           pattern));
+    for (const std::string& name : names) {
+      if (ByteMatcher::matches(keys, json_key(name))) {
+        unsupported(pointer, "patternProperties",
+                    "pattern '" + pattern + "' matches the declared property '" + name + "'");
+      }
+    }
+  }
 }
 
 Expr SchemaCompiler::compile_array(const Json& schema, const std::string& pointer, int depth) {

@@ -220,6 +220,30 @@ TEST(JsonSchemaCompiler, PropertyDependencies) {
                ErrorCode::kUnsupported, "dependentRequired", "#");
 }
 
+TEST(JsonSchemaCompiler, PatternProperties) {
+  auto g = compile(R"({"type":"object","properties":{"id":{"type":"integer"}},
+                       "patternProperties":{"^x-":{"type":"string"}},"additionalProperties":false})");
+  EXPECT_TRUE(ok(g, R"({"id":1,"x-a":"s","x-":"t"})"));
+  EXPECT_FALSE(ok(g, R"({"x-a":1})"));   // pattern keys take the pattern's schema
+  EXPECT_FALSE(ok(g, R"({"other":1})"));  // matches no pattern: additionalProperties false
+  auto same = compile(R"({"patternProperties":{"a":{"type":"integer"},"b":{"type":"integer"}},
+                          "additionalProperties":false})");
+  EXPECT_TRUE(ok(same, R"({"ab":4,"b":3})"));
+  EXPECT_FALSE(ok(same, R"({"c":2})"));
+  // Exact only without a complement or an intersection of patterns: fail closed otherwise.
+  expect_error(R"({"patternProperties":{"^x-":{}}})", ErrorCode::kUnsupported,
+               "patternProperties", "#");
+  expect_error(R"({"patternProperties":{"a":{"type":"integer"},"b":{"minimum":3}},
+                   "additionalProperties":false})",
+               ErrorCode::kUnsupported, "patternProperties", "#");
+  // A declared name matching a pattern: fail closed.
+  expect_error(R"({"properties":{"x-id":{}},"patternProperties":{"^x-":{"type":"string"}},
+                   "additionalProperties":false})",
+               ErrorCode::kUnsupported, "patternProperties", "#");
+  expect_error(R"({"allOf":[{"additionalProperties":false},{"patternProperties":{"a":{}}}]})",
+               ErrorCode::kUnsupported, "allOf", "#");
+}
+
 TEST(JsonSchemaCompiler, NotOnlyAsAConstant) {
   auto g = compile(R"({"type":"object","properties":{"a":{"not":{}},"b":{"not":false}}})");
   EXPECT_TRUE(ok(g, R"({"b":1})"));
@@ -243,7 +267,7 @@ TEST(JsonSchemaCompiler, UnsupportedKeywordsFailClosedWithPointer) {
                "uniqueItems", "#/properties/a/items");
   expect_error(R"({"anyOf":[{"not":{"type":"string"}}]})", ErrorCode::kUnsupported, "not",
                "#/anyOf/0");
-  expect_error(R"({"patternProperties":{}})", ErrorCode::kUnsupported, "patternProperties", "#");
+  expect_error(R"({"propertyNames":{}})", ErrorCode::kUnsupported, "propertyNames", "#");
   expect_error(R"({"type":"strin"})", ErrorCode::kInvalidArgument, "type", "#");
   expect_error(R"({"minLength":-1})", ErrorCode::kInvalidArgument, "minLength", "#");
   EXPECT_NO_THROW(compile(R"({"title":"t","description":"d","examples":[1],"default":2,

@@ -1,6 +1,8 @@
 // Regex subset -> grammar: features, search vs full match, UTF-8, JSON encoding, errors.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "base/error.h"
 #include "guided/byte_matcher.h"
 #include "guided/regex_compiler.h"
@@ -75,6 +77,12 @@ TEST(RegexCompiler, SearchSemanticsAndAnchors) {
   EXPECT_TRUE(search("^abc$", "abc"));
   EXPECT_TRUE(search("^x|c$", "abc"));
   EXPECT_TRUE(search("", "anything"));
+  // A branch matching the empty string is found anywhere; matching stays linear (no growing
+  // Earley sets) on a long text.
+  EXPECT_TRUE(search(".*", std::string(20000, 'x')));
+  EXPECT_TRUE(search("^a*", "bbb"));
+  EXPECT_TRUE(search("x?$", "abc"));
+  EXPECT_FALSE(search("^a*$", "abc"));
 }
 
 TEST(RegexCompiler, LengthBounds) {
