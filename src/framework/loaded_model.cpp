@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "base/error.h"
+#include "guided/vocabulary_warmup.h"
 #include "model/registry.h"
 
 namespace afm {
@@ -23,7 +24,10 @@ std::shared_ptr<const guided::TokenVocabulary> make_token_vocabulary(
     bytes[static_cast<size_t>(id)] = tokenizer.token_bytes(id);
     special[static_cast<size_t>(id)] = tokenizer.is_special(id);
   }
-  return std::make_shared<guided::TokenVocabulary>(std::move(bytes), std::move(special), end_id);
+  auto vocabulary =
+      std::make_shared<const guided::TokenVocabulary>(std::move(bytes), std::move(special), end_id);
+  guided::prepare_json_loop_indexes(vocabulary);
+  return vocabulary;
 }
 
 std::unique_ptr<tokenizer::Tokenizer> load_model_tokenizer(const model::Model& model,

@@ -20,7 +20,8 @@
 namespace afm {
 
 // The guided engine's view of a tokenizer: every token's bytes, special flags, and `end_id` as
-// the token allowed exactly when a grammar is complete (nullopt: none).
+// the token allowed exactly when a grammar is complete (nullopt: none). Its JSON loop indexes
+// are prepared (guided/vocabulary_warmup.h), so the first guided request does not build them.
 std::shared_ptr<const guided::TokenVocabulary> make_token_vocabulary(
     const tokenizer::Tokenizer& tokenizer, std::optional<int32_t> end_id);
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 #include <string>
 
 #include "base/error.h"
@@ -219,24 +220,91 @@ bool MaskCache::find_loop(Walk& walk, int32_t s, const std::array<int32_t, 256>&
   for (size_t i = 1; i < n && members.size() < TokenVocabulary::kMaxLoopStates; ++i) {
     if (rows[i] != nullptr && ((reach[i] >> i) & 1)) members.push_back(i);
   }
-  loop->spec = LoopSpec();
-  loop->spec.num_states = static_cast<uint32_t>(members.size());
+  std::vector<const std::array<int32_t, 256>*> member_rows;
+  std::vector<int32_t> member_ids;
+  for (size_t i : members) {
+    member_rows.push_back(rows[i]);
+    member_ids.push_back(seen[i]);
+  }
+  canonical_loop(member_ids, member_rows, loop);
+  for (uint32_t q = 0; q < loop->spec.num_states; ++q) {
+    const size_t i = static_cast<size_t>(std::find(seen.begin(), seen.end(), loop->states[q]) -
+                                         seen.begin());
+    loop->paths[q] = paths[i];
+  }
   int internal = 0;
-  for (size_t q = 0; q < members.size(); ++q) {
-    const std::array<int32_t, 256>& r = *rows[members[q]];
-    loop->states[q] = seen[members[q]];
-    loop->paths[q] = paths[members[q]];
-    for (int b = 0; b < 256; ++b) {
-      const int32_t t = r[static_cast<size_t>(b)];
-      uint8_t v = LoopSpec::kOut;
-      for (size_t p = 0; p < members.size(); ++p) {
-        if (seen[members[p]] == t) v = static_cast<uint8_t>(p);
-      }
-      loop->spec.next[q][static_cast<size_t>(b)] = v;
-      if (q == 0 && v != LoopSpec::kOut) ++internal;
+  for (int b = 0; b < 256; ++b) internal += loop->spec.next[0][static_cast<size_t>(b)] != LoopSpec::kOut;
+  return internal >= kMinLoopBytes;
+}
+
+// The loop's spec in a canonical form, so that the same loop met in another context (another
+// schema, another position in the same string) finds the index already built:
+//  - equivalent members merge: two members are equivalent when every byte takes them to the
+//    same real state outside the loop (or both reject it) or to equivalent members (the
+//    coarsest such partition, by refinement). Entering a repetition and being inside it are
+//    different Earley states with the same future, for example;
+//  - classes are numbered in breadth-first order from member 0's class over in-loop bytes,
+//    and classes not reachable that way are dropped (no token can enter them from the start).
+// Equivalent members accept exactly the same byte strings, so any one represents its class.
+void MaskCache::canonical_loop(const std::vector<int32_t>& ids,
+                               const std::vector<const std::array<int32_t, 256>*>& rows,
+                               Loop* loop) {
+  const size_t m = ids.size();
+  auto member_of = [&](int32_t state) -> int {
+    for (size_t k = 0; k < m; ++k) {
+      if (ids[k] == state) return static_cast<int>(k);
+    }
+    return -1;
+  };
+  // target[k][b]: member index, or -2 - (out target id) for outside targets (kReject included).
+  std::vector<std::array<int64_t, 256>> target(m);
+  for (size_t k = 0; k < m; ++k) {
+    for (size_t b = 0; b < 256; ++b) {
+      const int32_t t = (*rows[k])[b];
+      const int member = member_of(t);
+      target[k][b] = member >= 0 ? member : -2 - static_cast<int64_t>(t);
     }
   }
-  return internal >= kMinLoopBytes;
+  std::vector<uint32_t> cls(m, 0);
+  for (size_t round = 0; round < m; ++round) {  // refine until stable (at most m rounds)
+    std::vector<std::vector<int64_t>> signatures;
+    std::vector<uint32_t> next(m);
+    for (size_t k = 0; k < m; ++k) {
+      std::vector<int64_t> sig{cls[k]};
+      for (size_t b = 0; b < 256; ++b) {
+        sig.push_back(target[k][b] >= 0 ? cls[static_cast<size_t>(target[k][b])] : target[k][b]);
+      }
+      auto it = std::find(signatures.begin(), signatures.end(), sig);
+      next[k] = static_cast<uint32_t>(it - signatures.begin());
+      if (it == signatures.end()) signatures.push_back(std::move(sig));
+    }
+    const bool stable = next == cls || std::set<uint32_t>(next.begin(), next.end()).size() ==
+                                           std::set<uint32_t>(cls.begin(), cls.end()).size();
+    cls = std::move(next);
+    if (stable) break;
+  }
+  // Breadth-first numbering of the classes from member 0's.
+  std::vector<int> number(m, -1);  // per class id
+  std::vector<size_t> order{0};    // a representative member per canonical number
+  number[cls[0]] = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    for (size_t b = 0; b < 256; ++b) {
+      const int64_t t = target[order[i]][b];
+      if (t < 0 || number[cls[static_cast<size_t>(t)]] >= 0) continue;
+      number[cls[static_cast<size_t>(t)]] = static_cast<int>(order.size());
+      order.push_back(static_cast<size_t>(t));
+    }
+  }
+  loop->spec = LoopSpec();
+  loop->spec.num_states = static_cast<uint32_t>(order.size());
+  for (size_t q = 0; q < order.size(); ++q) {
+    loop->states[q] = ids[order[q]];
+    for (size_t b = 0; b < 256; ++b) {
+      const int64_t t = target[order[q]][b];
+      loop->spec.next[q][b] =
+          t < 0 ? LoopSpec::kOut : static_cast<uint8_t>(number[cls[static_cast<size_t>(t)]]);
+    }
+  }
 }
 
 bool MaskCache::fill(ByteMatcher& matcher, std::span<uint32_t> words) {

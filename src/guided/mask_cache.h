@@ -123,6 +123,8 @@ class MaskCache {
   static int32_t intern(Table& t, const ByteMatcher& matcher, std::vector<uint32_t>* key);
   void store_mask(Table& t, State& state, std::span<const uint32_t> words);
   bool find_loop(Walk& walk, int32_t s, const std::array<int32_t, 256>& row, Loop* loop);
+  static void canonical_loop(const std::vector<int32_t>& ids,
+                             const std::vector<const std::array<int32_t, 256>*>& rows, Loop* loop);
 
   const Grammar& grammar_;
   const TokenVocabulary& vocabulary_;

@@ -94,6 +94,11 @@ std::shared_ptr<const TokenVocabulary::LoopIndex> TokenVocabulary::loop_index(
   return index;
 }
 
+size_t TokenVocabulary::num_loop_indexes() const {
+  std::lock_guard<std::mutex> lock(loop_cache_->mutex);
+  return loop_cache_->indexes.size();
+}
+
 std::shared_ptr<const TokenVocabulary::LoopIndex> TokenVocabulary::make_loop_index(
     const LoopSpec& spec, size_t hash) const {
   auto index = std::make_shared<LoopIndex>();

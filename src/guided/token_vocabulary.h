@@ -92,6 +92,8 @@ class TokenVocabulary {
   // The loop index of `spec` (see the file comment); built on first use, then shared. Null
   // when kMaxLoopIndexes other specs are cached already.
   std::shared_ptr<const LoopIndex> loop_index(const LoopSpec& spec) const;
+  // Loop indexes built so far (for tests).
+  size_t num_loop_indexes() const;
 
  private:
   struct LoopCache {

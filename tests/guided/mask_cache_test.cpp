@@ -15,6 +15,7 @@
 #include "base/error.h"
 #include "guided/json_schema_compiler.h"
 #include "guided/token_matcher.h"
+#include "guided/vocabulary_warmup.h"
 
 namespace afm::guided {
 namespace {
@@ -218,6 +219,31 @@ TEST(MaskCache, SharedPerGrammarAndVocabulary) {
   const size_t states = a.mask_cache()->num_states();
   feed(b);
   EXPECT_EQ(a.mask_cache()->num_states(), states);  // all masks were found, no new state
+}
+
+// After prepare_json_loop_indexes, JSON text in a schema's strings, keys and numbers finds
+// every loop index ready: a first request builds none.
+TEST(MaskCache, PreparedVocabularyBuildsNoLoopIndexDuringRequests) {
+  auto vocab = test_vocabulary();
+  prepare_json_loop_indexes(vocab);
+  const size_t prepared = vocab->num_loop_indexes();
+  EXPECT_GE(prepared, 2u);  // string content and digit runs at least
+  auto g = compile_json_schema_text(
+      R"({"type":"object","properties":{"name":{"type":"string"},"n":{"type":"integer"},
+          "x":{"type":"number"},"tags":{"type":"array","items":{"type":"string"}}},
+          "additionalProperties":{"type":"number"}})");
+  std::vector<uint32_t> words(vocab->mask_words());
+  const std::string text =
+      "{\"name\":\"h\u00e9llo \xe4\xb8\xad w\",\"n\":-1234,\"x\":12.75e-3,\"tags\":[\"ab\"],\"extra key\":7}";
+  ByteMatcher bytes(g);
+  for (size_t i = 0; i < text.size(); ++i) {
+    MaskCache fresh(*g, *vocab);  // every position a first visit
+    ASSERT_TRUE(bytes.accept_byte(static_cast<uint8_t>(text[i]))) << i;
+    const size_t before = vocab->num_loop_indexes();
+    ASSERT_TRUE(fresh.fill(bytes, words));
+    EXPECT_EQ(vocab->num_loop_indexes(), before) << "new loop index after " << text.substr(0, i + 1);
+  }
+  EXPECT_EQ(vocab->num_loop_indexes(), prepared);
 }
 
 TEST(MaskCache, EqualsReferenceOnJsonSchemaBench) {
