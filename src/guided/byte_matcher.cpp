@@ -187,17 +187,32 @@ void ByteMatcher::state_key(std::vector<uint32_t>* key) const {
     key->push_back(item.dot);
     key->push_back(label(item));
   };
+  // Items are listed sorted by (production, dot), not in the order the set happened to be
+  // built, and the top level lists only items that scan a terminal next: an item waiting for
+  // a nonterminal can only advance through a completion, so it is reached through the nodes.
+  // Entering a repetition and being inside it then give the same key (the set differs only in
+  // whether the parent item sits in the current set or an older one).
   Symbol sym;
+  std::vector<Item> list;
+  auto emit_sorted = [&]() {
+    std::stable_sort(list.begin(), list.end(), [](const Item& a, const Item& b) {
+      return a.prod != b.prod ? a.prod < b.prod : a.dot < b.dot;
+    });
+    for (const Item& item : list) emit(item);
+  };
   for (size_t i = set_begin_[k]; i < items_.size(); ++i) {
-    if (next_symbol(items_[i], &sym)) emit(items_[i]);  // complete items have no future
+    if (next_symbol(items_[i], &sym) && is_terminal(sym)) list.push_back(items_[i]);
   }
+  emit_sorted();
   for (size_t n = 0; n < nodes.size(); ++n) {
     const auto [set, nt] = nodes[n];
     key->push_back(UINT32_MAX);  // separates the nodes' item lists
     const size_t end = set + 1 < set_begin_.size() ? set_begin_[set + 1] : items_.size();
+    list.clear();
     for (size_t i = set_begin_[set]; i < end; ++i) {
-      if (next_symbol(items_[i], &sym) && sym == static_cast<Symbol>(nt)) emit(items_[i]);
+      if (next_symbol(items_[i], &sym) && sym == static_cast<Symbol>(nt)) list.push_back(items_[i]);
     }
+    emit_sorted();
   }
 }
 

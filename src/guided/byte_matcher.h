@@ -46,9 +46,9 @@ class ByteMatcher {
   ByteSet allowed_next_bytes() const;
   size_t consumed() const { return set_begin_.size() - 1; }
 
-  // Writes into *key a serialisation of the current set's pending items and, following origin
-  // links, every older item a future completion could advance (a graph of (production, dot)
-  // nodes, numbered in discovery order). Equal keys => the same byte strings are accepted
+  // Writes into *key a serialisation of the current set's items that scan a terminal next and,
+  // following origin links, every item a future completion could advance (a graph of
+  // (production, dot) nodes, numbered in discovery order, items sorted within each list). Equal keys => the same byte strings are accepted
   // from here on (is_complete() is not part of the key). Cost: linear in the visited items.
   void state_key(std::vector<uint32_t>* key) const;
   // allowed_next_bytes() partitioned into groups whose bytes are scanned by the same items, so

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "guided/loop_finder.h"
 
 namespace afm::guided {
 
@@ -169,144 +170,6 @@ class MaskCache::Walk {
   std::vector<int32_t> stack_;  // state per trie depth on the current path
 };
 
-// A loop found around the start state: the spec the vocabulary indexes, and per loop state
-// its id and the bytes that lead to it from the start state.
-struct MaskCache::Loop {
-  LoopSpec spec;
-  std::array<int32_t, TokenVocabulary::kMaxLoopStates> states{};
-  std::array<std::string, TokenVocabulary::kMaxLoopStates> paths;
-};
-
-// Explores the states near `s` breadth-first (only "wide" ones, which allow many bytes, are
-// expanded) and takes s plus every explored state on a cycle as the loop. Any choice is
-// correct (loop tokens are exactly those whose path through the rows never leaves the set);
-// this one captures string content, UTF-8 continuation states and digit runs.
-bool MaskCache::find_loop(Walk& walk, int32_t s, const std::array<int32_t, 256>& row, Loop* loop) {
-  std::vector<int32_t> seen{s};
-  std::vector<std::string> paths{std::string()};
-  std::vector<const std::array<int32_t, 256>*> rows{&row};
-  for (size_t i = 0; i < seen.size(); ++i) {
-    if (i > 0) {
-      walk.path_ = paths[i];
-      const std::array<int32_t, 256>& r = walk.row(seen[i], paths[i].size());
-      const int wide = static_cast<int>(256 - std::count(r.begin(), r.end(), kReject));
-      rows.push_back(wide >= kMinWideBytes ? &r : nullptr);
-    }
-    if (rows[i] == nullptr) continue;
-    for (int b = 0; b < 256 && seen.size() < kMaxExplore; ++b) {
-      const int32_t t = (*rows[i])[static_cast<size_t>(b)];
-      if (t == kReject || std::find(seen.begin(), seen.end(), t) != seen.end()) continue;
-      seen.push_back(t);
-      paths.push_back(paths[i] + static_cast<char>(b));
-    }
-  }
-  // reach[i]: explored states reachable from i in one or more steps (transitive closure).
-  const size_t n = seen.size();
-  std::vector<uint32_t> reach(n, 0);
-  for (size_t i = 0; i < n; ++i) {
-    if (rows[i] == nullptr) continue;
-    for (size_t j = 0; j < n; ++j) {
-      if (std::find(rows[i]->begin(), rows[i]->end(), seen[j]) != rows[i]->end()) {
-        reach[i] |= 1u << j;
-      }
-    }
-  }
-  for (size_t k = 0; k < n; ++k) {
-    for (size_t i = 0; i < n; ++i) {
-      if ((reach[i] >> k) & 1) reach[i] |= reach[k];
-    }
-  }
-  std::vector<size_t> members{0};
-  for (size_t i = 1; i < n && members.size() < TokenVocabulary::kMaxLoopStates; ++i) {
-    if (rows[i] != nullptr && ((reach[i] >> i) & 1)) members.push_back(i);
-  }
-  std::vector<const std::array<int32_t, 256>*> member_rows;
-  std::vector<int32_t> member_ids;
-  for (size_t i : members) {
-    member_rows.push_back(rows[i]);
-    member_ids.push_back(seen[i]);
-  }
-  canonical_loop(member_ids, member_rows, loop);
-  for (uint32_t q = 0; q < loop->spec.num_states; ++q) {
-    const size_t i = static_cast<size_t>(std::find(seen.begin(), seen.end(), loop->states[q]) -
-                                         seen.begin());
-    loop->paths[q] = paths[i];
-  }
-  int internal = 0;
-  for (int b = 0; b < 256; ++b) internal += loop->spec.next[0][static_cast<size_t>(b)] != LoopSpec::kOut;
-  return internal >= kMinLoopBytes;
-}
-
-// The loop's spec in a canonical form, so that the same loop met in another context (another
-// schema, another position in the same string) finds the index already built:
-//  - equivalent members merge: two members are equivalent when every byte takes them to the
-//    same real state outside the loop (or both reject it) or to equivalent members (the
-//    coarsest such partition, by refinement). Entering a repetition and being inside it are
-//    different Earley states with the same future, for example;
-//  - classes are numbered in breadth-first order from member 0's class over in-loop bytes,
-//    and classes not reachable that way are dropped (no token can enter them from the start).
-// Equivalent members accept exactly the same byte strings, so any one represents its class.
-void MaskCache::canonical_loop(const std::vector<int32_t>& ids,
-                               const std::vector<const std::array<int32_t, 256>*>& rows,
-                               Loop* loop) {
-  const size_t m = ids.size();
-  auto member_of = [&](int32_t state) -> int {
-    for (size_t k = 0; k < m; ++k) {
-      if (ids[k] == state) return static_cast<int>(k);
-    }
-    return -1;
-  };
-  // target[k][b]: member index, or -2 - (out target id) for outside targets (kReject included).
-  std::vector<std::array<int64_t, 256>> target(m);
-  for (size_t k = 0; k < m; ++k) {
-    for (size_t b = 0; b < 256; ++b) {
-      const int32_t t = (*rows[k])[b];
-      const int member = member_of(t);
-      target[k][b] = member >= 0 ? member : -2 - static_cast<int64_t>(t);
-    }
-  }
-  std::vector<uint32_t> cls(m, 0);
-  for (size_t round = 0; round < m; ++round) {  // refine until stable (at most m rounds)
-    std::vector<std::vector<int64_t>> signatures;
-    std::vector<uint32_t> next(m);
-    for (size_t k = 0; k < m; ++k) {
-      std::vector<int64_t> sig{cls[k]};
-      for (size_t b = 0; b < 256; ++b) {
-        sig.push_back(target[k][b] >= 0 ? cls[static_cast<size_t>(target[k][b])] : target[k][b]);
-      }
-      auto it = std::find(signatures.begin(), signatures.end(), sig);
-      next[k] = static_cast<uint32_t>(it - signatures.begin());
-      if (it == signatures.end()) signatures.push_back(std::move(sig));
-    }
-    const bool stable = next == cls || std::set<uint32_t>(next.begin(), next.end()).size() ==
-                                           std::set<uint32_t>(cls.begin(), cls.end()).size();
-    cls = std::move(next);
-    if (stable) break;
-  }
-  // Breadth-first numbering of the classes from member 0's.
-  std::vector<int> number(m, -1);  // per class id
-  std::vector<size_t> order{0};    // a representative member per canonical number
-  number[cls[0]] = 0;
-  for (size_t i = 0; i < order.size(); ++i) {
-    for (size_t b = 0; b < 256; ++b) {
-      const int64_t t = target[order[i]][b];
-      if (t < 0 || number[cls[static_cast<size_t>(t)]] >= 0) continue;
-      number[cls[static_cast<size_t>(t)]] = static_cast<int>(order.size());
-      order.push_back(static_cast<size_t>(t));
-    }
-  }
-  loop->spec = LoopSpec();
-  loop->spec.num_states = static_cast<uint32_t>(order.size());
-  for (size_t q = 0; q < order.size(); ++q) {
-    loop->states[q] = ids[order[q]];
-    for (size_t b = 0; b < 256; ++b) {
-      const int64_t t = target[order[q]][b];
-      loop->spec.next[q][b] =
-          t < 0 ? LoopSpec::kOut : static_cast<uint8_t>(number[cls[static_cast<size_t>(t)]]);
-    }
-  }
-}
-
 bool MaskCache::fill(ByteMatcher& matcher, std::span<uint32_t> words) {
   AFM_CHECK(words.size() == vocabulary_.mask_words());
   AFM_CHECK(&matcher.grammar() == &grammar_);
@@ -322,19 +185,19 @@ bool MaskCache::fill(ByteMatcher& matcher, std::span<uint32_t> words) {
   std::fill(words.begin(), words.end(), 0u);
   try {
     Walk walk(*table, matcher, words, &key);
-    const std::array<int32_t, 256>& row = walk.row(s, 0);
-    Loop loop;
+    const StateRow& row = walk.row(s, 0);
+    FoundLoop loop;
     std::shared_ptr<const TokenVocabulary::LoopIndex> index;
-    if (find_loop(walk, s, row, &loop)) index = vocabulary_.loop_index(loop.spec);
-    // Tokens starting with a loop byte of s come from the index (all-in ones as a bitmask,
-    // the others by their remainder from the state they leave from); the rest by the main trie.
-    ByteSet in_loop;
+    auto row_of = [&walk](int32_t state, const std::string& path) -> const StateRow& {
+      walk.path_ = path;
+      return walk.row(state, path.size());
+    };
+    if (find_loop(s, row, row_of, &loop)) index = vocabulary_.loop_index(loop.spec);
+    // Tokens starting with an entry byte come from the index (all-in ones as a bitmask, the
+    // others by their remainder from the state they leave from); the rest by the main trie.
+    ByteSet answered;
     if (index != nullptr) {
-      for (int b = 0; b < 256; ++b) {
-        if (loop.spec.next[0][static_cast<size_t>(b)] != LoopSpec::kOut) {
-          in_loop.set(static_cast<uint8_t>(b));
-        }
-      }
+      answered = loop.entry_bytes;
       for (size_t w = 0; w < words.size(); ++w) words[w] |= index->all_in_mask[w];
       for (uint32_t q = 0; q < loop.spec.num_states; ++q) {
         if (index->rest_nodes[q].empty()) continue;
@@ -342,9 +205,20 @@ bool MaskCache::fill(ByteMatcher& matcher, std::span<uint32_t> words) {
         walk.walk(index->rest_nodes[q], index->rest_ids[q], loop.paths[q].size(), loop.states[q],
                   ByteSet());
       }
+      // The index answered for the entry state; where the start state differs from it, its
+      // tokens are cleared here and walked from the start below.
+      for (int b = 0; b < 256; ++b) {
+        const auto byte = static_cast<uint8_t>(b);
+        if (loop.spec.next[0][byte] == TokenVocabulary::LoopSpec::kOut || answered.test(byte)) continue;
+        const auto [begin, end] = vocabulary_.root_token_range(byte);
+        const auto ids = vocabulary_.token_ids();
+        for (uint32_t k = begin; k < end; ++k) {
+          words[static_cast<size_t>(ids[k]) >> 5] &= ~(uint32_t{1} << (ids[k] & 31));
+        }
+      }
     }
     walk.path_.clear();
-    walk.walk(vocabulary_.nodes(), vocabulary_.token_ids(), 0, s, in_loop);
+    walk.walk(vocabulary_.nodes(), vocabulary_.token_ids(), 0, s, answered);
   } catch (const GenerationFull&) {
     return false;
   }

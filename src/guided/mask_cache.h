@@ -8,13 +8,14 @@
 //  - Successors are computed a row at a time: ByteMatcher::byte_classes() groups the allowed
 //    bytes that lead to equal states, so a row costs one Earley step per group (about 5 for
 //    JSON string content), not per byte. After that a trie edge is one array lookup.
-//  - Loops: the current state plus the nearby states on a cycle form a set S of at most 8
-//    (string content with the middle-of-character states of multi-byte UTF-8, digit runs).
-//    Every token whose bytes never leave S is allowed without looking at it:
-//    TokenVocabulary::loop_index() has them as a ready bitmask. Tokens that leave S after one
-//    or more bytes are walked from where they leave (their remainders, a small second trie);
-//    tokens whose first byte leaves S go through the main trie, whose other root children
-//    are skipped.
+//  - Loops (loop_finder.h): nearby states on a cycle form a set S of at most 8 (string
+//    content with the middle-of-character states of multi-byte UTF-8, digit runs), in a
+//    canonical form, entered at the current state or at the member that agrees with it on
+//    most bytes (the first character of a key continues as plain string content). Every token
+//    whose bytes never leave S is allowed without looking at it: TokenVocabulary::loop_index()
+//    has them as a ready bitmask. Tokens that leave S after one or more bytes are walked from
+//    where they leave (their remainders, a small second trie); tokens whose first byte leaves
+//    S, or on which the current state differs from the entry, go through the main trie.
 // Masks are exactly those of the slow walk (tests compare them on random walks).
 //
 // Sharing: one MaskCache serves every matcher of one (grammar, vocabulary) pair; shared()
@@ -84,13 +85,8 @@ class MaskCache {
   static constexpr int32_t kReject = -1;
   // A walk that started below max_states may still add states, up to this many times more.
   static constexpr size_t kHardFactor = 4;
-  static constexpr size_t kChunkBits = 10;
-  // Below this many looping bytes the loop split is not worth its setup.
-  static constexpr int kMinLoopBytes = 8;
-  // States explored when looking for a loop, and the fewest allowed bytes of an explored
-  // state other than the start (the middle of a UTF-8 character allows 16 or more).
-  static constexpr size_t kMaxExplore = 16;
-  static constexpr int kMinWideBytes = 10;
+  // States per storage chunk: small, so a new cache costs little memory to start.
+  static constexpr size_t kChunkBits = 6;
 
   struct State {
     std::atomic<bool> has_row{false};
@@ -116,15 +112,11 @@ class MaskCache {
     std::atomic<size_t> mask_bytes{0};
   };
   class Walk;
-  struct Loop;
 
   std::shared_ptr<Table> table();
   // The id of `matcher`'s state in `t`, or kReject when the generation is full.
   static int32_t intern(Table& t, const ByteMatcher& matcher, std::vector<uint32_t>* key);
   void store_mask(Table& t, State& state, std::span<const uint32_t> words);
-  bool find_loop(Walk& walk, int32_t s, const std::array<int32_t, 256>& row, Loop* loop);
-  static void canonical_loop(const std::vector<int32_t>& ids,
-                             const std::vector<const std::array<int32_t, 256>*>& rows, Loop* loop);
 
   const Grammar& grammar_;
   const TokenVocabulary& vocabulary_;

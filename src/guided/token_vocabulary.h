@@ -88,6 +88,8 @@ class TokenVocabulary {
 
   std::span<const Node> nodes() const { return nodes_; }
   std::span<const int32_t> token_ids() const { return token_ids_; }
+  // The tokens starting with byte b: token_ids()[first, second) (subtrees are contiguous).
+  std::pair<uint32_t, uint32_t> root_token_range(uint8_t b) const { return root_ranges_[b]; }
 
   // The loop index of `spec` (see the file comment); built on first use, then shared. Null
   // when kMaxLoopIndexes other specs are cached already.
@@ -111,6 +113,7 @@ class TokenVocabulary {
   std::optional<int32_t> eos_id_;
   std::vector<Node> nodes_;
   std::vector<int32_t> token_ids_;
+  std::array<std::pair<uint32_t, uint32_t>, 256> root_ranges_{};
   std::unique_ptr<LoopCache> loop_cache_ = std::make_unique<LoopCache>();
 };
 

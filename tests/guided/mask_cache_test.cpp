@@ -156,6 +156,10 @@ TEST(MaskCache, EqualsReferenceOnHandWrittenSchemas) {
           "tags":{"type":"array","items":{"type":"string","minLength":1}}},
           "required":["id","tags"],"additionalProperties":false})",
       R"(true)",
+      // Key entry states: declared names share first letters with free additional keys.
+      R"({"type":"object","properties":{"alpha":{"type":"integer"},"al":{"type":"boolean"},
+          "beta":{"type":"string"},"\u00e9t\u00e9":{"type":"null"}},
+          "additionalProperties":{"type":"integer"}})",
   };
   uint32_t seed = 1;
   for (const char* text : schemas) {

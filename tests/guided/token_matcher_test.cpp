@@ -68,6 +68,19 @@ TEST(TokenVocabulary, TrieIsPreorderWithContiguousSubtrees) {
     tokens += nodes[i].num_tokens;
   }
   EXPECT_EQ(tokens, static_cast<size_t>(v->size() - 3));  // all but EOS, control, empty
+  // root_token_range(b): exactly the grammar tokens whose first byte is b.
+  const auto ids = v->token_ids();
+  for (int b = 0; b < 256; ++b) {
+    const auto [begin, end] = v->root_token_range(static_cast<uint8_t>(b));
+    size_t expected = 0;
+    for (int32_t id = 0; id < v->size(); ++id) {
+      expected += v->is_grammar_token(id) && static_cast<uint8_t>(v->token_bytes(id)[0]) == b;
+    }
+    EXPECT_EQ(end - begin, expected) << b;
+    for (uint32_t k = begin; k < end; ++k) {
+      EXPECT_EQ(static_cast<uint8_t>(v->token_bytes(ids[k])[0]), b);
+    }
+  }
 }
 
 TEST(TokenVocabulary, RejectsInconsistentInput) {
