@@ -8,8 +8,10 @@ namespace afm::guided {
 
 namespace {
 
-const std::set<std::string> kMinKeywords = {"minLength", "minItems", "minimum", "exclusiveMinimum"};
-const std::set<std::string> kMaxKeywords = {"maxLength", "maxItems", "maximum", "exclusiveMaximum"};
+const std::set<std::string> kMinKeywords = {"minLength", "minItems", "minimum", "exclusiveMinimum",
+                                            "minProperties"};
+const std::set<std::string> kMaxKeywords = {"maxLength", "maxItems", "maximum", "exclusiveMaximum",
+                                            "maxProperties"};
 
 }  // namespace
 

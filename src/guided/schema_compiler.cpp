@@ -25,8 +25,6 @@ const std::map<std::string, std::string> kUnsupported = {
     {"then", "conditional schemas are not supported"},
     {"else", "conditional schemas are not supported"},
     {"propertyNames", "key schemas are not supported"},
-    {"minProperties", "property counts are not supported"},
-    {"maxProperties", "property counts are not supported"},
     {"contains", "contains is not supported"},
     {"minContains", "contains is not supported"},
     {"maxContains", "contains is not supported"},
@@ -45,7 +43,7 @@ const std::set<std::string> kSupported = {
     "prefixItems", "minItems", "maxItems", "uniqueItems", "minLength", "maxLength",
     "pattern",  "format",    "minimum",    "maximum",   "exclusiveMinimum",
     "exclusiveMaximum", "multipleOf", "not", "dependentRequired", "dependentSchemas",
-    "dependencies", "patternProperties"};
+    "dependencies", "patternProperties", "minProperties", "maxProperties"};
 
 const char* const kTypeNames[] = {"null", "boolean", "object", "array", "string", "number",
                                    "integer"};

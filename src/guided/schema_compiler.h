@@ -50,6 +50,7 @@ class SchemaCompiler {
   Expr compile_object(const Json& schema, const std::string& pointer, int depth);
   Expr compile_array(const Json& schema, const std::string& pointer, int depth);
   Expr key_not_in(const std::vector<std::string>& names);
+  Expr member_pair(const std::string& name, Expr value);
   Expr pattern_members(const Json& schema, const std::string& pointer, int depth);
   void check_no_pattern_matches(const Json& schema, const std::vector<std::string>& names,
                                 const std::string& pointer) const;

@@ -32,7 +32,7 @@ std::string json_key(const std::string& name) { return Json(name).dump() ; }
 
 struct Member {
   std::string name;
-  Expr value;
+  Expr key_and_value;  // "name":value
   bool required;
 };
 
@@ -54,7 +54,60 @@ uint64_t count_keyword(const SchemaCompiler& c, const Json& schema, const std::s
   return d > 1e18 ? uint64_t{1} << 62 : static_cast<uint64_t>(d);
 }
 
+// The members in order (each written or not, as `required` says), then any number of
+// additional members, with the total count in [min_props, max_props]. from(i, c): members i..
+// remain and c members were written (c == 0 also means no comma before the next one). Counts
+// saturate at `top()`: with no maxProperties, every count from max(minProperties, 1) on behaves
+// alike, so objects without count keywords need only "none yet" and "some". Memoised: the
+// expressions form a DAG of at most (members + 1) x (top + 1) nodes, built on demand.
+struct MemberChain {
+  GrammarBuilder& b;
+  Expr comma;
+  const std::vector<Member>& members;
+  const std::optional<Expr>& extra;
+  uint64_t min_props, max_props;
+  std::map<std::pair<size_t, uint64_t>, Expr> memo;
+
+  bool bounded() const { return max_props != UINT64_MAX; }
+  uint64_t top() const { return bounded() ? max_props : std::max<uint64_t>(min_props, 1); }
+  uint64_t next(uint64_t c) const { return bounded() ? c + 1 : std::min(c + 1, top()); }
+
+  Expr from(size_t i, uint64_t c) {
+    const auto key = std::make_pair(i, c);
+    if (auto it = memo.find(key); it != memo.end()) return it->second;
+    Expr e = i == members.size() ? extras(c) : member(i, c);
+    memo.emplace(key, e);
+    return e;
+  }
+
+  Expr member(size_t i, uint64_t c) {
+    const Member& m = members[i];
+    Expr with = b.nothing();
+    if (!bounded() || c < max_props) {
+      with = b.seq({c == 0 ? b.empty() : comma, m.key_and_value, from(i + 1, next(c))});
+    }
+    return m.required ? with : b.alt({with, from(i + 1, c)});
+  }
+
+  // Additional members after the declared ones, so that the total stays within the bounds.
+  Expr extras(uint64_t c) {
+    const uint64_t lo = c >= min_props ? 0 : min_props - c;
+    const uint32_t hi = bounded() ? static_cast<uint32_t>(max_props - c) : kUnbounded;
+    if (!extra || hi == 0) return lo == 0 ? b.empty() : b.nothing();
+    const Expr more = b.seq({comma, *extra});
+    const auto lo32 = static_cast<uint32_t>(lo);
+    if (c > 0) return b.repeat(more, lo32, hi);
+    const uint32_t rest_hi = hi == kUnbounded ? kUnbounded : hi - 1;
+    Expr some = b.seq({*extra, b.repeat(more, lo32 > 0 ? lo32 - 1 : 0, rest_hi)});
+    return lo == 0 ? b.alt({b.empty(), some}) : some;
+  }
+};
+
 }  // namespace
+
+Expr SchemaCompiler::member_pair(const std::string& name, Expr value) {
+  return b_.seq({b_.literal(json_key(name)), colon(), value});
+}
 
 Expr SchemaCompiler::key_not_in(const std::vector<std::string>& names) {
   KeyTrie root;
@@ -102,14 +155,14 @@ Expr SchemaCompiler::compile_object(const Json& schema, const std::string& point
   std::vector<std::string> names;
   const std::string props_ptr = child_pointer(pointer, "properties");
   for (const auto& [name, sub] : props.items()) {
-    members.push_back({name, compile(sub, child_pointer(props_ptr, name), depth + 1),
+    members.push_back({name, member_pair(name, compile(sub, child_pointer(props_ptr, name), depth + 1)),
                        required_set.count(name) > 0});
     names.push_back(name);
   }
   const std::string add_ptr = child_pointer(pointer, "additionalProperties");
   for (const std::string& name : required) {  // required but undeclared: additional schema
     if (props.contains(name) || std::count(names.begin(), names.end(), name)) continue;
-    members.push_back({name, compile(additional, add_ptr, depth + 1), true});
+    members.push_back({name, member_pair(name, compile(additional, add_ptr, depth + 1)), true});
     names.push_back(name);
   }
   check_no_pattern_matches(schema, names, pointer);
@@ -119,20 +172,14 @@ Expr SchemaCompiler::compile_object(const Json& schema, const std::string& point
   } else if (!(additional.is_boolean() && !additional.get<bool>())) {
     extra = b_.seq({key_not_in(names), colon(), compile(additional, add_ptr, depth + 1)});
   }
-  // start[i]: nothing emitted yet, members i.. remain; after[i]: something emitted already.
-  const size_t n = members.size();
-  std::vector<Expr> start(n + 1), after(n + 1);
-  after[n] = extra ? b_.star(b_.seq({comma(), *extra})) : b_.empty();
-  start[n] = extra ? b_.optional(b_.seq({*extra, after[n]})) : b_.empty();
-  for (size_t i = n; i-- > 0;) {
-    const Member& m = members[i];
-    Expr pair = b_.seq({b_.literal(json_key(m.name)), colon(), m.value});
-    Expr with = b_.seq({comma(), pair, after[i + 1]});
-    after[i] = m.required ? with : b_.alt({with, after[i + 1]});
-    Expr first = b_.seq({pair, after[i + 1]});
-    start[i] = m.required ? first : b_.alt({first, start[i + 1]});
+  const uint64_t min_props = count_keyword(*this, schema, pointer, "minProperties", 0);
+  const uint64_t max_props = count_keyword(*this, schema, pointer, "maxProperties", UINT64_MAX);
+  if (max_props != UINT64_MAX && max_props > kMaxItemsBound) {
+    unsupported(pointer, "maxProperties", "bounds above 100000 are not supported");
   }
-  return b_.seq({b_.literal("{"), start[0], b_.literal("}")});
+  if (min_props > kMaxItemsBound) unsupported(pointer, "minProperties", "bounds above 100000 are not supported");
+  MemberChain chain{b_, comma(), members, extra, min_props, max_props, {}};
+  return b_.seq({b_.literal("{"), chain.from(0, 0), b_.literal("}")});
 }
 
 // patternProperties: a key matching a pattern takes that pattern's schema instead of

@@ -244,6 +244,25 @@ TEST(JsonSchemaCompiler, PatternProperties) {
                ErrorCode::kUnsupported, "allOf", "#");
 }
 
+TEST(JsonSchemaCompiler, PropertyCounts) {
+  auto g = compile(R"({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},
+                       "minProperties":2,"maxProperties":3})");
+  EXPECT_FALSE(ok(g, R"({})"));
+  EXPECT_FALSE(ok(g, R"({"a":1})"));
+  EXPECT_TRUE(ok(g, R"({"a":1,"b":2})"));
+  EXPECT_TRUE(ok(g, R"({"a":1,"x":2})"));          // additional members count too
+  EXPECT_TRUE(ok(g, R"({"x":1,"y":2,"z":3})"));
+  EXPECT_FALSE(ok(g, R"({"a":1,"b":2,"x":3,"y":4})"));
+  auto one = compile(R"({"type":"object","additionalProperties":{"type":"null"},"minProperties":1})");
+  EXPECT_FALSE(ok(one, R"({})"));
+  EXPECT_TRUE(ok(one, R"({"k":null})"));
+  auto none = compile(R"({"properties":{"a":{}},"required":["a"],"maxProperties":0})");
+  EXPECT_FALSE(ok(none, R"({"a":1})"));
+  EXPECT_FALSE(ok(none, R"({})"));
+  EXPECT_TRUE(ok(none, "1"));  // counts apply to objects only
+  expect_error(R"({"maxProperties":-1})", ErrorCode::kInvalidArgument, "maxProperties", "#");
+}
+
 TEST(JsonSchemaCompiler, NotOnlyAsAConstant) {
   auto g = compile(R"({"type":"object","properties":{"a":{"not":{}},"b":{"not":false}}})");
   EXPECT_TRUE(ok(g, R"({"b":1})"));
