@@ -82,14 +82,7 @@ class ByteMatcher::SetBuilder {
 
   void complete_into(const Item& done) {
     const uint32_t lhs = m_.grammar_->production(done.prod).lhs;
-    const size_t begin = m_.set_begin_[done.origin];
-    const size_t end = m_.set_begin_[done.origin + 1];
-    for (size_t j = begin; j < end; ++j) {
-      Symbol sym;
-      const Item waiting = m_.items_[j];
-      if (m_.next_symbol(waiting, &sym) && sym == static_cast<Symbol>(lhs))
-        add(m_.advanced(waiting));
-    }
+    for (const auto& [nt, j] : m_.waiting_for(done.origin, lhs)) add(m_.advanced(m_.items_[j]));
   }
 
   ByteMatcher& m_;
@@ -100,9 +93,36 @@ class ByteMatcher::SetBuilder {
 ByteMatcher::ByteMatcher(std::shared_ptr<const Grammar> grammar) : grammar_(std::move(grammar)) {
   AFM_CHECK(grammar_ != nullptr);
   set_begin_.push_back(0);
+  waiting_begin_.push_back(0);
   SetBuilder builder(*this, 0);
   for (uint32_t p : grammar_->productions_of(grammar_->start())) builder.add({p, 0, 0});
   builder.close();
+  index_waiting_items();
+}
+
+// Completions and state keys look up "the items of set k waiting for nonterminal X"; scanning
+// the whole set for each lookup made large sets (big schemas) quadratic. The finished set's
+// items that wait for a nonterminal are indexed once, sorted by that nonterminal.
+void ByteMatcher::index_waiting_items() {
+  const size_t begin = waiting_.size();
+  for (size_t i = set_begin_.back(); i < items_.size(); ++i) {
+    Symbol sym;
+    if (next_symbol(items_[i], &sym) && !is_terminal(sym)) {
+      waiting_.emplace_back(static_cast<uint32_t>(sym), static_cast<uint32_t>(i));
+    }
+  }
+  std::sort(waiting_.begin() + static_cast<std::ptrdiff_t>(begin), waiting_.end());
+  waiting_begin_.push_back(static_cast<uint32_t>(waiting_.size()));
+}
+
+std::span<const std::pair<uint32_t, uint32_t>> ByteMatcher::waiting_for(uint32_t set,
+                                                                         uint32_t nt) const {
+  const auto first = waiting_.begin() + waiting_begin_[set];
+  const auto last = waiting_.begin() + waiting_begin_[set + 1];
+  const auto lo = std::lower_bound(first, last, std::make_pair(nt, uint32_t{0}));
+  auto hi = lo;
+  while (hi != last && hi->first == nt) ++hi;
+  return {lo, hi};
 }
 
 bool ByteMatcher::accept_byte(uint8_t byte) {
@@ -124,6 +144,7 @@ bool ByteMatcher::accept_byte(uint8_t byte) {
     return false;
   }
   builder.close();
+  index_waiting_items();
   return true;
 }
 
@@ -143,6 +164,8 @@ void ByteMatcher::rollback(size_t n) {
   const size_t keep_sets = set_begin_.size() - n;
   items_.resize(set_begin_[keep_sets]);
   set_begin_.resize(keep_sets);
+  waiting_.resize(waiting_begin_[keep_sets]);
+  waiting_begin_.resize(keep_sets + 1);
 }
 
 bool ByteMatcher::is_complete() const {
@@ -207,11 +230,8 @@ void ByteMatcher::state_key(std::vector<uint32_t>* key) const {
   for (size_t n = 0; n < nodes.size(); ++n) {
     const auto [set, nt] = nodes[n];
     key->push_back(UINT32_MAX);  // separates the nodes' item lists
-    const size_t end = set + 1 < set_begin_.size() ? set_begin_[set + 1] : items_.size();
     list.clear();
-    for (size_t i = set_begin_[set]; i < end; ++i) {
-      if (next_symbol(items_[i], &sym) && sym == static_cast<Symbol>(nt)) list.push_back(items_[i]);
-    }
+    for (const auto& [waited, i] : waiting_for(set, nt)) list.push_back(items_[i]);
     emit_sorted();
   }
 }

@@ -23,6 +23,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -76,6 +78,8 @@ class ByteMatcher {
 
   // The symbol the item waits for; false when it cannot advance.
   bool next_symbol(const Item& item, Symbol* out) const;
+  void index_waiting_items();  // indexes the last (finished) set
+  std::span<const std::pair<uint32_t, uint32_t>> waiting_for(uint32_t set, uint32_t nt) const;
   bool complete(const Item& item) const;
   Item advanced(const Item& item) const;
 
@@ -85,6 +89,10 @@ class ByteMatcher {
   // kept between calls so building a set allocates nothing in the steady state.
   std::vector<uint32_t> dedupe_;
   std::vector<uint32_t> set_begin_;  // set k is items_[set_begin_[k] .. set_begin_[k+1])
+  // (nonterminal, item index) for every item waiting for a nonterminal, per finished set,
+  // sorted by nonterminal: set k's are waiting_[waiting_begin_[k] .. waiting_begin_[k+1]).
+  std::vector<std::pair<uint32_t, uint32_t>> waiting_;
+  std::vector<uint32_t> waiting_begin_;
 };
 
 }  // namespace afm::guided
