@@ -3,11 +3,9 @@
 
 #include <algorithm>
 #include <cstring>
-#include <set>
 #include <string>
 
 #include "base/error.h"
-#include "guided/loop_finder.h"
 
 namespace afm::guided {
 
@@ -170,6 +168,21 @@ class MaskCache::Walk {
   std::vector<int32_t> stack_;  // state per trie depth on the current path
 };
 
+// The index answered for the loop's entry state. On the bytes where the start state differs
+// from the entry (in the loop at the entry, but not an entry byte), the tokens starting with
+// them are cleared here; the main trie walk then answers them from the start state.
+void MaskCache::clear_unanswered(const FoundLoop& loop, std::span<uint32_t> words) const {
+  const auto ids = vocabulary_.token_ids();
+  for (int b = 0; b < 256; ++b) {
+    const auto byte = static_cast<uint8_t>(b);
+    if (loop.spec.next[0][byte] == LoopSpec::kOut || loop.entry_bytes.test(byte)) continue;
+    const auto [begin, end] = vocabulary_.root_token_range(byte);
+    for (uint32_t k = begin; k < end; ++k) {
+      words[static_cast<size_t>(ids[k]) >> 5] &= ~(uint32_t{1} << (ids[k] & 31));
+    }
+  }
+}
+
 bool MaskCache::fill(ByteMatcher& matcher, std::span<uint32_t> words) {
   AFM_CHECK(words.size() == vocabulary_.mask_words());
   AFM_CHECK(&matcher.grammar() == &grammar_);
@@ -205,17 +218,7 @@ bool MaskCache::fill(ByteMatcher& matcher, std::span<uint32_t> words) {
         walk.walk(index->rest_nodes[q], index->rest_ids[q], loop.paths[q].size(), loop.states[q],
                   ByteSet());
       }
-      // The index answered for the entry state; where the start state differs from it, its
-      // tokens are cleared here and walked from the start below.
-      for (int b = 0; b < 256; ++b) {
-        const auto byte = static_cast<uint8_t>(b);
-        if (loop.spec.next[0][byte] == TokenVocabulary::LoopSpec::kOut || answered.test(byte)) continue;
-        const auto [begin, end] = vocabulary_.root_token_range(byte);
-        const auto ids = vocabulary_.token_ids();
-        for (uint32_t k = begin; k < end; ++k) {
-          words[static_cast<size_t>(ids[k]) >> 5] &= ~(uint32_t{1} << (ids[k] & 31));
-        }
-      }
+      clear_unanswered(loop, words);
     }
     walk.path_.clear();
     walk.walk(vocabulary_.nodes(), vocabulary_.token_ids(), 0, s, answered);
