@@ -190,49 +190,143 @@ ByteSet ByteMatcher::allowed_next_bytes() const {
   return allowed;
 }
 
+namespace {
+
+// Tags opening the key's entries (above any suffix id, terminal index or count in practice).
+constexpr uint32_t kNodeEnd = UINT32_MAX;  // ends the list of the current set, then of each node
+constexpr uint32_t kTopTail = UINT32_MAX - 1;
+constexpr uint32_t kTopSeq = UINT32_MAX - 2;
+constexpr uint32_t kTopRep = UINT32_MAX - 3;
+constexpr uint32_t kTail = UINT32_MAX - 4;
+constexpr uint32_t kSeq = UINT32_MAX - 5;
+constexpr uint32_t kRep = UINT32_MAX - 6;
+// Steps of tail-chain resolution per node (a cycle of unit productions would not end).
+constexpr int kMaxResolveSteps = 64;
+// Marks a node whose signature is being computed (plus its visit number).
+constexpr uint32_t kInProgress = 0x80000000u;
+
+}  // namespace
+
+bool ByteMatcher::is_tail(const Item& item) const {
+  const Production& p = grammar_->production(item.prod);
+  if (p.repeat) return p.max != kUnbounded && p.max - item.dot == 1;
+  return item.dot + 1 == p.rhs.size();
+}
+
+ByteMatcher::KeyNode ByteMatcher::resolve(KeyNode node) const {
+  for (int step = 0; step < kMaxResolveSteps; ++step) {
+    const auto waiting = waiting_for(node.first, node.second);
+    if (waiting.empty()) return node;
+    KeyNode target{};
+    for (size_t j = 0; j < waiting.size(); ++j) {
+      const Item& item = items_[waiting[j].second];
+      const KeyNode t{item.origin, grammar_->production(item.prod).lhs};
+      if (!is_tail(item) || (j > 0 && t != target)) return node;
+      target = t;
+    }
+    if (target == node) return node;
+    node = target;
+  }
+  return node;
+}
+
+ByteMatcher::KeyEntry ByteMatcher::describe(const Item& item, bool top) const {
+  const Production& p = grammar_->production(item.prod);
+  KeyEntry e;
+  e.node = {item.origin, p.lhs};
+  Symbol sym = 0;
+  next_symbol(item, &sym);
+  const bool tail = is_tail(item);
+  if (top) {
+    e.words[e.size++] = tail ? kTopTail : p.repeat ? kTopRep : kTopSeq;
+    e.words[e.size++] = terminal_index(sym);
+  } else {
+    e.words[e.size++] = tail ? kTail : p.repeat ? kRep : kSeq;
+  }
+  if (tail) return e;
+  if (p.repeat) {
+    e.words[e.size++] = p.min > item.dot ? p.min - item.dot : 0;
+    e.words[e.size++] = p.max == kUnbounded ? kUnbounded : p.max - item.dot;
+  } else {
+    e.words[e.size++] = grammar_->suffix_id(item.prod, item.dot + 1);
+  }
+  return e;
+}
+
+// Sorts `list` (short: insertion sort) and appends it to `out`, each entry's descriptor words
+// followed by its child's signature, writing an entry equal to the previous one once.
+void ByteMatcher::append_entries(std::vector<KeyEntry>& list, std::vector<uint32_t>* out) {
+  for (size_t i = 1; i < list.size(); ++i) {
+    for (size_t j = i; j > 0 && list[j] < list[j - 1]; --j) std::swap(list[j], list[j - 1]);
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (i > 0 && !(list[i - 1] < list[i])) continue;  // equal to the previous entry
+    out->insert(out->end(), list[i].words.begin(), list[i].words.begin() + list[i].size);
+    out->push_back(list[i].child);
+  }
+}
+
+// The signature of a node: the id of its content (its items' descriptors with their children's
+// signatures, sorted, duplicates dropped) among the contents interned by this state_key() call.
+// Equal content => equal completion behaviour, so nodes of different sets with one future (the
+// same repetition entered at several positions, an ambiguous pattern's many match starts) get
+// one signature and the key stays bounded. Ids are handed out in post-order, so equal states
+// produce equal numbering. A node met again while its own content is being computed (a cycle
+// within one set) is referred to by its visit number; the key then lists visit -> signature.
+uint32_t ByteMatcher::signature(KeyNode raw) const {
+  KeyScratch& x = key_scratch_;
+  for (const auto& [seen, sig] : x.visited) {
+    if (seen != raw) continue;
+    if (sig >= kInProgress) x.cyclic = true;
+    return sig;
+  }
+  const KeyNode node = resolve(raw);
+  if (node != raw) {
+    const uint32_t sig = signature(node);
+    x.visited.emplace_back(raw, sig);
+    return sig;
+  }
+  const size_t visit = x.visited.size();
+  x.visited.emplace_back(raw, kInProgress + static_cast<uint32_t>(visit));
+  std::vector<KeyEntry> list;
+  for (const auto& [waited, i] : waiting_for(node.first, node.second)) {
+    list.push_back(describe(items_[i], false));
+    list.back().child = signature(list.back().node);
+  }
+  std::vector<uint32_t> content;
+  append_entries(list, &content);
+  uint32_t sig = 0;
+  while (sig < x.contents.size() && x.contents[sig] != content) ++sig;
+  if (sig == x.contents.size()) x.contents.push_back(std::move(content));
+  x.visited[visit].second = sig;
+  return sig;
+}
+
 void ByteMatcher::state_key(std::vector<uint32_t>* key) const {
   key->clear();
-  const uint32_t k = static_cast<uint32_t>(consumed());
-  // Graph nodes besides the current set: (set, nonterminal) = the items of that set waiting
-  // for that nonterminal, i.e. exactly what complete_into() would advance. Few per state
-  // (about one per nesting level), so a linear search beats a hash map here.
-  std::vector<std::pair<uint32_t, uint32_t>> nodes;
-  auto label = [&](const Item& item) -> uint32_t {
-    const std::pair<uint32_t, uint32_t> node{item.origin, grammar_->production(item.prod).lhs};
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      if (nodes[i] == node) return static_cast<uint32_t>(i + 1);
-    }
-    nodes.push_back(node);
-    return static_cast<uint32_t>(nodes.size());
-  };
-  auto emit = [&](const Item& item) {
-    key->push_back(item.prod);
-    key->push_back(item.dot);
-    key->push_back(label(item));
-  };
-  // Items are listed sorted by (production, dot), not in the order the set happened to be
-  // built, and the top level lists only items that scan a terminal next: an item waiting for
-  // a nonterminal can only advance through a completion, so it is reached through the nodes.
-  // Entering a repetition and being inside it then give the same key (the set differs only in
-  // whether the parent item sits in the current set or an older one).
+  KeyScratch& x = key_scratch_;
+  x.visited.clear();
+  x.contents.clear();
+  x.cyclic = false;
+  // The current set contributes only items that scan a terminal next: an item waiting for a
+  // nonterminal can only advance through a completion, so it is reached through the nodes.
+  // Entering a repetition and being inside it then give the same key.
+  std::vector<KeyEntry> top;
   Symbol sym;
-  std::vector<Item> list;
-  auto emit_sorted = [&]() {
-    std::stable_sort(list.begin(), list.end(), [](const Item& a, const Item& b) {
-      return a.prod != b.prod ? a.prod < b.prod : a.dot < b.dot;
-    });
-    for (const Item& item : list) emit(item);
-  };
-  for (size_t i = set_begin_[k]; i < items_.size(); ++i) {
-    if (next_symbol(items_[i], &sym) && is_terminal(sym)) list.push_back(items_[i]);
+  for (size_t i = set_begin_.back(); i < items_.size(); ++i) {
+    if (next_symbol(items_[i], &sym) && is_terminal(sym)) {
+      top.push_back(describe(items_[i], true));
+      top.back().child = signature(top.back().node);
+    }
   }
-  emit_sorted();
-  for (size_t n = 0; n < nodes.size(); ++n) {
-    const auto [set, nt] = nodes[n];
-    key->push_back(UINT32_MAX);  // separates the nodes' item lists
-    list.clear();
-    for (const auto& [waited, i] : waiting_for(set, nt)) list.push_back(items_[i]);
-    emit_sorted();
+  append_entries(top, key);
+  for (const std::vector<uint32_t>& content : x.contents) {
+    key->push_back(kNodeEnd);
+    key->insert(key->end(), content.begin(), content.end());
+  }
+  if (x.cyclic) {  // visit numbers were used: say which signature each visit got
+    key->push_back(kNodeEnd);
+    for (const auto& [raw, sig] : x.visited) key->push_back(sig);
   }
 }
 

@@ -20,6 +20,7 @@
 // Thread safety: a ByteMatcher is single-threaded; many matchers may share one Grammar.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -49,9 +50,15 @@ class ByteMatcher {
   size_t consumed() const { return set_begin_.size() - 1; }
 
   // Writes into *key a serialisation of the current set's items that scan a terminal next and,
-  // following origin links, every item a future completion could advance (a graph of
-  // (production, dot) nodes, numbered in discovery order, items sorted within each list). Equal keys => the same byte strings are accepted
-  // from here on (is_complete() is not part of the key). Cost: linear in the visited items.
+  // following origin links, every item a future completion could advance: a graph whose nodes
+  // are "the items of set j waiting for nonterminal X", numbered in discovery order. Items are
+  // named by their future, not their production: the terminal they scan (current set only),
+  // the symbols left after it (a canonical suffix id) or, for repetitions, the counts left.
+  // An item one symbol from its end ("tail") only passes a completion on, so a node whose
+  // items are all tails passing it to one node is replaced by that node: the UTF-8 middle
+  // states of different characters and nesting depths become one state. Lists are sorted and
+  // duplicate entries dropped. Equal keys => the same byte strings are accepted from here on
+  // (is_complete() is not part of the key). Cost: linear in the visited items.
   void state_key(std::vector<uint32_t>* key) const;
   // allowed_next_bytes() partitioned into groups whose bytes are scanned by the same items, so
   // every byte of a group yields an equal successor state (equal state_key()).
@@ -75,6 +82,26 @@ class ByteMatcher {
     }
   };
   class SetBuilder;
+  using KeyNode = std::pair<uint32_t, uint32_t>;  // (set, nonterminal)
+  struct KeyEntry {  // one item in state_key(): what it will do, and the node it completes
+    std::array<uint32_t, 4> words{};  // unused words stay 0; the first word fixes the size
+    uint32_t size = 0;
+    KeyNode node;        // the node its completion advances
+    uint32_t child = 0;  // that node's signature
+    bool operator<(const KeyEntry& o) const {
+      return words != o.words ? words < o.words : child < o.child;
+    }
+  };
+  struct KeyScratch {  // state_key()'s working memory, kept between calls
+    std::vector<std::pair<KeyNode, uint32_t>> visited;  // node -> signature (or in progress)
+    std::vector<std::vector<uint32_t>> contents;        // by signature
+    bool cyclic = false;
+  };
+  static void append_entries(std::vector<KeyEntry>& list, std::vector<uint32_t>* out);
+  uint32_t signature(KeyNode raw) const;
+  bool is_tail(const Item& item) const;
+  KeyNode resolve(KeyNode node) const;
+  KeyEntry describe(const Item& item, bool top) const;
 
   // The symbol the item waits for; false when it cannot advance.
   bool next_symbol(const Item& item, Symbol* out) const;
@@ -93,6 +120,7 @@ class ByteMatcher {
   // sorted by nonterminal: set k's are waiting_[waiting_begin_[k] .. waiting_begin_[k+1]).
   std::vector<std::pair<uint32_t, uint32_t>> waiting_;
   std::vector<uint32_t> waiting_begin_;
+  mutable KeyScratch key_scratch_;
 };
 
 }  // namespace afm::guided

@@ -119,18 +119,58 @@ std::string encode_code_point(uint32_t cp, CharEncoding encoding) {
   }
 }
 
+namespace {
+
+// The strings[first, last) (sorted, distinct, sharing their first `depth` bytes) from byte
+// `depth` on, left-factored: one option per distinct next byte, and the bytes that end a
+// string with nothing after them merged into one terminal.
+Expr literal_trie(GrammarBuilder& b, const std::vector<std::string>& strings, size_t first,
+                  size_t last, size_t depth) {
+  std::vector<Expr> options;
+  ByteSet ends;
+  size_t i = first;
+  if (i < last && strings[i].size() == depth) {  // sorted: the string that ends here is first
+    options.push_back(b.empty());
+    ++i;
+  }
+  while (i < last) {
+    const char byte = strings[i][depth];
+    size_t j = i;
+    while (j < last && strings[j][depth] == byte) ++j;
+    if (j == i + 1 && strings[i].size() == depth + 1) {
+      ends.set(static_cast<uint8_t>(byte));
+    } else {
+      options.push_back(b.seq({b.byte_range(static_cast<uint8_t>(byte), static_cast<uint8_t>(byte)),
+                               literal_trie(b, strings, i, j, depth + 1)}));
+    }
+    i = j;
+  }
+  if (!ends.empty()) options.insert(options.begin(), b.bytes(ends));
+  return options.size() == 1 ? options[0] : b.alt(std::move(options));
+}
+
+}  // namespace
+
 Expr encode_char_class(GrammarBuilder& b, const CodePointSet& set, CharEncoding encoding) {
   std::vector<Expr> options;
   ByteSet ascii;  // single-byte encodings collapse into one terminal
+  // JSON escapes share their first bytes (`\`, `\u00`): as a trie, one Earley item stands for
+  // all of them until they differ, where one literal per escape would be 40 items in every
+  // state inside a string.
+  std::vector<std::string> escapes;
   for (auto [lo, hi] : set.ranges()) {
     for (uint32_t cp = lo; cp <= std::min(hi, uint32_t{0x7F}); ++cp) {
       if (encoding == CharEncoding::kJsonString && json_needs_escape(cp)) {
-        options.push_back(b.literal(encode_code_point(cp, encoding)));
+        escapes.push_back(encode_code_point(cp, encoding));
       } else {
         ascii.set(static_cast<uint8_t>(cp));
       }
     }
     if (hi >= 0x80) append_utf8_ranges(b, std::max(lo, uint32_t{0x80}), hi, options);
+  }
+  if (!escapes.empty()) {
+    std::sort(escapes.begin(), escapes.end());
+    options.insert(options.begin(), literal_trie(b, escapes, 0, escapes.size(), 0));
   }
   if (!ascii.empty()) options.insert(options.begin(), b.bytes(ascii));
   return b.alt(std::move(options));

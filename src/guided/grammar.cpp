@@ -3,6 +3,7 @@
 
 #include <bit>
 #include <map>
+#include <unordered_map>
 
 #include "base/error.h"
 
@@ -168,14 +169,14 @@ class GrammarBuilder::Lowering {
     if (n.kind == Kind::kAlt) {
       for (uint32_t i = 0; i < n.count; ++i) {
         Production p;
-        p.lhs = nt;
+    p.lhs = nt;
         append_seq(b_.kids_[n.first + i], p.rhs);
         push(std::move(p));
       }
       return;
     }
     Production p;
-        p.lhs = nt;
+    p.lhs = nt;
     if (n.kind == Kind::kRepeat) {
       p.repeat = true;
       p.min = n.a;
@@ -254,7 +255,26 @@ std::shared_ptr<const Grammar> GrammarBuilder::build(RuleId start) const {
   g->nullable_ = fixpoint(g->productions_, n_nt, [](Symbol s, const std::vector<bool>& r) {
     return !is_terminal(s) && r[s];
   });
+  g->number_suffixes();
   return g;
+}
+
+// Suffixes are interned back to front: the id of rhs[d..] is that of the pair (rhs[d], id of
+// rhs[d+1..]); the empty suffix is 0.
+void Grammar::number_suffixes() {
+  std::unordered_map<uint64_t, uint32_t> ids;
+  suffix_begin_.clear();
+  suffix_ids_.clear();
+  for (const Production& p : productions_) {
+    suffix_begin_.push_back(static_cast<uint32_t>(suffix_ids_.size()));
+    suffix_ids_.resize(suffix_ids_.size() + p.rhs.size() + 1);
+    uint32_t* out = suffix_ids_.data() + suffix_begin_.back();
+    out[p.rhs.size()] = 0;
+    for (size_t d = p.rhs.size(); d-- > 0;) {
+      const uint64_t pair = (uint64_t{static_cast<uint32_t>(p.rhs[d])} << 32) | out[d + 1];
+      out[d] = ids.emplace(pair, static_cast<uint32_t>(ids.size() + 1)).first->second;
+    }
+  }
 }
 
 std::string Grammar::to_string() const {

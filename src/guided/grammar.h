@@ -74,6 +74,9 @@ class Grammar {
   const Production& production(uint32_t p) const { return productions_[p]; }
   std::span<const uint32_t> productions_of(uint32_t nt) const { return nt_productions_[nt]; }
   bool nullable(uint32_t nt) const { return nullable_[nt]; }
+  // A canonical id of rhs[dot..] of production p (dot <= rhs.size()): equal ids <=> equal
+  // symbol strings, across productions. Lets the matcher name an item by what is left of it.
+  uint32_t suffix_id(uint32_t p, uint32_t dot) const { return suffix_ids_[suffix_begin_[p] + dot]; }
   const ByteSet& terminal(uint32_t index) const { return terminals_[index]; }
   const std::string& name(uint32_t nt) const { return names_[nt]; }
   // True when the language is empty (an unsatisfiable schema): every byte is rejected.
@@ -83,10 +86,13 @@ class Grammar {
 
  private:
   friend class GrammarBuilder;
+  void number_suffixes();
   uint32_t start_ = 0;
   std::vector<Production> productions_;
   std::vector<std::vector<uint32_t>> nt_productions_;
   std::vector<bool> nullable_;
+  std::vector<uint32_t> suffix_begin_;  // per production, into suffix_ids_ (rhs.size() + 1 each)
+  std::vector<uint32_t> suffix_ids_;
   std::vector<ByteSet> terminals_;
   std::vector<std::string> names_;
 };

@@ -128,9 +128,68 @@ class MaskCache::Walk {
     }
   }
 
+  // Corrects the index's answers for the tokens under root node `root`, whose byte the loop
+  // entry takes but the start state `start` does not take the same way (the first letter of a
+  // declared name, where the entry is plain string content). The walk follows the start state
+  // and, beside it, the loop state the entry reaches by the same bytes: where the two are the
+  // same state the index's answers below are right and the subtree is skipped; where the start
+  // state rejects, the subtree is cleared; where the loop is left, the subtree is cleared and
+  // walked from the start state alone. The first letter of a key then costs the declared names'
+  // prefixes, not the tokens that start with that letter.
+  void walk_against_loop(const TokenVocabulary& vocab, size_t root, int32_t start,
+                         const FoundLoop& loop) {
+    const auto nodes = vocab.nodes();
+    const auto ids = vocab.token_ids();
+    const size_t end = nodes[root].subtree_end;
+    stack_.assign(1, start);
+    shadow_.assign(1, 0);  // the entry class
+    size_t i = root;
+    while (i < end) {
+      const TokenVocabulary::Node& node = nodes[i];
+      const size_t d = node.depth;
+      if (path_.size() < d) path_.resize(d);
+      path_[d - 1] = static_cast<char>(node.byte);
+      const int32_t next = row(stack_[d - 1], d - 1)[node.byte];
+      const uint8_t above = shadow_[d - 1];
+      const uint8_t q = above == kOut ? kOut : loop.spec.next[above][node.byte];
+      if (q != kOut && next == loop.states[q]) {  // same state as the entry's: answers stand
+        i = node.subtree_end;
+        continue;
+      }
+      if (next == kReject) {
+        set_range(ids, node.first_token, vocab.subtree_first_token(node.subtree_end), false);
+        i = node.subtree_end;
+        continue;
+      }
+      if (q == kOut && above != kOut) {  // the index's answers below are the loop's, not ours
+        set_range(ids, node.first_token, vocab.subtree_first_token(node.subtree_end), false);
+      }
+      set_range(ids, node.first_token, node.first_token + node.num_tokens, true);
+      if (stack_.size() <= d) stack_.resize(d + 1);
+      if (shadow_.size() <= d) shadow_.resize(d + 1);
+      stack_[d] = next;
+      shadow_[d] = q;
+      ++i;
+    }
+  }
+
   std::string path_;
 
  private:
+  static constexpr uint8_t kOut = TokenVocabulary::LoopSpec::kOut;
+
+  // Sets (or clears) the bits of the tokens token_ids()[first, last).
+  void set_range(std::span<const int32_t> ids, uint32_t first, uint32_t last, bool on) {
+    for (uint32_t k = first; k < last; ++k) {
+      const auto id = static_cast<size_t>(ids[k]);
+      if (on) {
+        words_[id >> 5] |= uint32_t{1} << (id & 31);
+      } else {
+        words_[id >> 5] &= ~(uint32_t{1} << (id & 31));
+      }
+    }
+  }
+
   void build_row(State& state, size_t depth) {
     size_t common = 0;
     while (common < live_.size() && common < depth && live_[common] == path_[common]) ++common;
@@ -166,22 +225,8 @@ class MaskCache::Walk {
   size_t base_;
   std::string live_;
   std::vector<int32_t> stack_;  // state per trie depth on the current path
+  std::vector<uint8_t> shadow_;  // walk_against_loop: the entry's loop state per depth, or kOut
 };
-
-// The index answered for the loop's entry state. On the bytes where the start state differs
-// from the entry (in the loop at the entry, but not an entry byte), the tokens starting with
-// them are cleared here; the main trie walk then answers them from the start state.
-void MaskCache::clear_unanswered(const FoundLoop& loop, std::span<uint32_t> words) const {
-  const auto ids = vocabulary_.token_ids();
-  for (int b = 0; b < 256; ++b) {
-    const auto byte = static_cast<uint8_t>(b);
-    if (loop.spec.next[0][byte] == LoopSpec::kOut || loop.entry_bytes.test(byte)) continue;
-    const auto [begin, end] = vocabulary_.root_token_range(byte);
-    for (uint32_t k = begin; k < end; ++k) {
-      words[static_cast<size_t>(ids[k]) >> 5] &= ~(uint32_t{1} << (ids[k] & 31));
-    }
-  }
-}
 
 bool MaskCache::fill(ByteMatcher& matcher, std::span<uint32_t> words) {
   AFM_CHECK(words.size() == vocabulary_.mask_words());
@@ -218,7 +263,15 @@ bool MaskCache::fill(ByteMatcher& matcher, std::span<uint32_t> words) {
         walk.walk(index->rest_nodes[q], index->rest_ids[q], loop.paths[q].size(), loop.states[q],
                   ByteSet());
       }
-      clear_unanswered(loop, words);
+      // Root bytes the entry keeps in the loop but the start state takes elsewhere.
+      const auto nodes = vocabulary_.nodes();
+      for (size_t i = 0; i < nodes.size(); i = nodes[i].subtree_end) {
+        const uint8_t b = nodes[i].byte;
+        if (loop.spec.next[0][b] == LoopSpec::kOut || answered.test(b)) continue;
+        walk.path_.clear();
+        walk.walk_against_loop(vocabulary_, i, s, loop);
+        answered.set(b);
+      }
     }
     walk.path_.clear();
     walk.walk(vocabulary_.nodes(), vocabulary_.token_ids(), 0, s, answered);

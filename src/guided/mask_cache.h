@@ -113,7 +113,6 @@ class MaskCache {
     std::atomic<size_t> mask_bytes{0};
   };
   class Walk;
-  void clear_unanswered(const FoundLoop& loop, std::span<uint32_t> words) const;
 
   std::shared_ptr<Table> table();
   // The id of `matcher`'s state in `t`, or kReject when the generation is full.

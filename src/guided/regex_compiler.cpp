@@ -69,6 +69,36 @@ class Lowerer {
                            " that is not at the start/end of a top-level branch");
   }
 
+  static bool nullable(const Node& n) {
+    switch (n.kind) {
+      case Node::Kind::kChars:
+        return false;
+      case Node::Kind::kRepeat:
+        return n.min == 0 || nullable(n.kids[0]);
+      case Node::Kind::kAlt:
+        return std::any_of(n.kids.begin(), n.kids.end(), nullable);
+      default:  // kConcat, and the zero-width anchors
+        return std::all_of(n.kids.begin(), n.kids.end(), nullable);
+    }
+  }
+
+  // Searching for P Q where Q can be empty finds exactly the strings that contain P (the padding
+  // absorbs Q), and P X{m,n} is found exactly where P X{m} is. So an unanchored end of a branch
+  // loses its nullable pieces and its last repetition keeps only its minimum: `[a-z]+` is
+  // searched as `[a-z]`. Same language, but one match per position instead of one per start:
+  // without it the Earley sets grow with every letter of the string.
+  static void trim_search_end(std::vector<Node>& kids, bool back) {
+    while (!kids.empty()) {
+      Node& edge = back ? kids.back() : kids.front();
+      if (nullable(edge)) {
+        kids.erase(back ? kids.end() - 1 : kids.begin());
+        continue;
+      }
+      if (edge.kind == Node::Kind::kRepeat) edge.max = edge.min;
+      return;
+    }
+  }
+
   // One top-level branch: strip its leading ^ / trailing $ and pad unanchored ends.
   RegexExpr lower_branch(Node branch, bool search) {
     bool anchored_start = !search, anchored_end = !search;
@@ -81,6 +111,8 @@ class Lowerer {
       anchored_end = true;
       kids.pop_back();
     }
+    if (!anchored_end) trim_search_end(kids, /*back=*/true);
+    if (!anchored_start) trim_search_end(kids, /*back=*/false);
     RegexExpr body = lower(branch);
     if (anchored_start && anchored_end) return body;
     Expr any = b_.star(encode_char_class(b_, CodePointSet::all(), encoding_));

@@ -43,11 +43,11 @@ void TokenVocabulary::build_trie(std::span<const std::pair<std::string_view, int
       Node node;
       node.byte = static_cast<uint8_t>(cur[d]);
       node.depth = static_cast<uint32_t>(d + 1);
+      node.first_token = static_cast<uint32_t>(ids->size());  // where its subtree's ids start
       open.push_back(static_cast<uint32_t>(nodes->size()));
       nodes->push_back(node);
     }
     Node& last = (*nodes)[open.back()];
-    if (last.num_tokens == 0) last.first_token = static_cast<uint32_t>(ids->size());
     ids->push_back(id);  // equal strings are adjacent, so each node's ids are contiguous
     ++last.num_tokens;
     prev = cur;

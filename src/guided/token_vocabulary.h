@@ -43,11 +43,13 @@ class TokenVocabulary {
  public:
   // One trie node: the byte on the edge from its parent, its depth (root children: 1),
   // the end of its subtree in preorder, and the ids of tokens whose bytes end here.
+  // Ids are stored in preorder too: the node's own are token_ids()[first_token, + num_tokens),
+  // its subtree's are token_ids()[first_token, subtree_first_token(subtree_end)).
   struct Node {
     uint8_t byte = 0;
     uint32_t depth = 0;
     uint32_t subtree_end = 0;
-    uint32_t first_token = 0;  // into token_ids()
+    uint32_t first_token = 0;  // into token_ids(); set for nodes without tokens too
     uint32_t num_tokens = 0;
   };
 
@@ -88,6 +90,10 @@ class TokenVocabulary {
 
   std::span<const Node> nodes() const { return nodes_; }
   std::span<const int32_t> token_ids() const { return token_ids_; }
+  // Where the ids of the subtree starting at node i begin (i == nodes().size(): the end).
+  uint32_t subtree_first_token(size_t i) const {
+    return i < nodes_.size() ? nodes_[i].first_token : static_cast<uint32_t>(token_ids_.size());
+  }
   // The tokens starting with byte b: token_ids()[first, second) (subtrees are contiguous).
   std::pair<uint32_t, uint32_t> root_token_range(uint8_t b) const { return root_ranges_[b]; }
 
