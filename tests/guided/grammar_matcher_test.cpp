@@ -4,6 +4,7 @@
 #include "base/error.h"
 #include "guided/byte_matcher.h"
 #include "guided/grammar.h"
+#include "guided/json_schema_compiler.h"
 
 namespace afm::guided {
 namespace {
@@ -128,6 +129,39 @@ TEST(GrammarMatcher, BuilderLimitIsATypedError) {
   GrammarBuilder b(8);
   for (int i = 0; i < 8; ++i) b.literal("a");
   EXPECT_THROW(b.literal("b"), Error);
+}
+
+}  // namespace
+}  // namespace afm::guided
+
+namespace afm::guided {
+namespace {
+
+std::vector<uint32_t> key_after(const std::shared_ptr<const Grammar>& g, std::string_view text) {
+  ByteMatcher m(g);
+  EXPECT_TRUE(m.accept_bytes(text)) << text;
+  std::vector<uint32_t> key;
+  m.state_key(&key);
+  return key;
+}
+
+// State keys name items by what is left of them and skip nodes that only pass a completion on,
+// so the middle of a UTF-8 character is one state whichever character it is part of (the mask
+// layer's loops then have the same shape everywhere), while states with different futures keep
+// different keys.
+TEST(GrammarMatcher, StateKeysIdentifyEquivalentStates) {
+  const auto g = compile_json_schema_text(R"({"type":"string"})");
+  EXPECT_EQ(key_after(g, "\"\xc3"), key_after(g, "\"\xe0\xa0"));          // one byte left
+  EXPECT_EQ(key_after(g, "\"\xe1"), key_after(g, "\"\xf0\x90"));          // two left
+  EXPECT_EQ(key_after(g, "\"\xc3\xa9"), key_after(g, "\"ab"));             // back to content
+  EXPECT_EQ(key_after(g, "\"a\\n"), key_after(g, "\"a"));                 // after an escape
+  EXPECT_NE(key_after(g, "\"\xc3"), key_after(g, "\"\xe1"));
+  EXPECT_NE(key_after(g, "\"\xe0"), key_after(g, "\"\xe1"));   // E0 needs A0-BF next
+  EXPECT_NE(key_after(g, "\"a"), key_after(g, "\"a\\"));
+  EXPECT_NE(key_after(g, "\"a\\u00"), key_after(g, "\"a\\u001"));
+  // One repetition entered at many positions is one state (a bounded key).
+  const auto list = compile_json_schema_text(R"({"type":"array","items":{"type":"array"}})");
+  EXPECT_EQ(key_after(list, "[[],[],[],["), key_after(list, "[[],["));
 }
 
 }  // namespace

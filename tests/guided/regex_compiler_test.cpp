@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "base/error.h"
 #include "guided/byte_matcher.h"
@@ -83,6 +84,39 @@ TEST(RegexCompiler, SearchSemanticsAndAnchors) {
   EXPECT_TRUE(search("^a*", "bbb"));
   EXPECT_TRUE(search("x?$", "abc"));
   EXPECT_FALSE(search("^a*$", "abc"));
+}
+
+// Unanchored ends lose their nullable pieces and keep the minimum of their last repetition
+// (`[a-z]+` is searched as `[a-z]`): the same strings must match as before.
+TEST(RegexCompiler, SearchTrimsUnanchoredEndsWithoutChangingTheLanguage) {
+  EXPECT_TRUE(search("[a-z]+", "12a34"));
+  EXPECT_FALSE(search("[a-z]+", "1234"));
+  EXPECT_TRUE(search("x{2,5}", "axxb"));
+  EXPECT_FALSE(search("x{2,5}", "axbx"));
+  EXPECT_TRUE(search("a+b*", "ca"));
+  EXPECT_FALSE(search("a+b*", "cb"));
+  EXPECT_TRUE(search("b*a(cd)?", "a"));
+  EXPECT_TRUE(search("^a+b?", "aaz"));     // anchored start: only the end is trimmed
+  EXPECT_FALSE(search("^a+b?", "zaa"));
+  EXPECT_TRUE(search("b?a+$", "zzaa"));     // anchored end: only the start is trimmed
+  EXPECT_FALSE(search("b?a+$", "aaz"));
+  EXPECT_TRUE(search("(ab)+", "xaby"));
+  EXPECT_FALSE(search("(ab)+", "xay"));
+  EXPECT_TRUE(search("a*|b", "zzz"));      // one branch matches the empty string
+  GrammarBuilder b;
+  EXPECT_EQ(compile_regex(b, "[a-z]{3,}", CharEncoding::kUtf8, true).min_chars, 3u);
+}
+
+// Searching `[a-zA-Z]+` once kept one Earley item per possible match start, and every position
+// was a new parse state; trimmed, the state after any letter is one state.
+TEST(RegexCompiler, SearchStatesRepeat) {
+  ByteMatcher m(compile_regex_grammar("[a-zA-Z]+", /*search=*/true));
+  ASSERT_TRUE(m.accept_bytes("1ab"));
+  std::vector<uint32_t> after_two, after_many;
+  m.state_key(&after_two);
+  ASSERT_TRUE(m.accept_bytes("cdefghijkl mno"));
+  m.state_key(&after_many);
+  EXPECT_EQ(after_two, after_many);
 }
 
 TEST(RegexCompiler, LengthBounds) {
