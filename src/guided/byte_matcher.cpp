@@ -2,6 +2,7 @@
 #include "guided/byte_matcher.h"
 
 #include <algorithm>
+#include <atomic>
 #include <utility>
 
 #include "base/error.h"
@@ -200,10 +201,14 @@ constexpr uint32_t kTopRep = UINT32_MAX - 3;
 constexpr uint32_t kTail = UINT32_MAX - 4;
 constexpr uint32_t kSeq = UINT32_MAX - 5;
 constexpr uint32_t kRep = UINT32_MAX - 6;
+constexpr uint32_t kTooDeep = UINT32_MAX - 7;  // after a kNodeEnd: this key is unique
 // Steps of tail-chain resolution per node (a cycle of unit productions would not end).
 constexpr int kMaxResolveSteps = 64;
 // Marks a node whose signature is being computed (plus its visit number).
 constexpr uint32_t kInProgress = 0x80000000u;
+// signature() recurses once per nesting level of the parse; past this many (JSON nested
+// thousands deep) the key is made unique instead.
+constexpr int kMaxSignatureDepth = 4096;
 
 }  // namespace
 
@@ -289,10 +294,15 @@ uint32_t ByteMatcher::signature(KeyNode raw) const {
   const size_t visit = x.visited.size();
   x.visited.emplace_back(raw, kInProgress + static_cast<uint32_t>(visit));
   std::vector<KeyEntry> list;
-  for (const auto& [waited, i] : waiting_for(node.first, node.second)) {
-    list.push_back(describe(items_[i], false));
-    list.back().child = signature(list.back().node);
+  if (++x.depth > kMaxSignatureDepth) {  // absurd nesting: keep the stack bounded (see below)
+    x.too_deep = true;
+  } else {
+    for (const auto& [waited, i] : waiting_for(node.first, node.second)) {
+      list.push_back(describe(items_[i], false));
+      list.back().child = signature(list.back().node);
+    }
   }
+  --x.depth;
   std::vector<uint32_t> content;
   append_entries(list, &content);
   uint32_t sig = 0;
@@ -308,6 +318,8 @@ void ByteMatcher::state_key(std::vector<uint32_t>* key) const {
   x.visited.clear();
   x.contents.clear();
   x.cyclic = false;
+  x.too_deep = false;
+  x.depth = 0;
   // The current set contributes only items that scan a terminal next: an item waiting for a
   // nonterminal can only advance through a completion, so it is reached through the nodes.
   // Entering a repetition and being inside it then give the same key.
@@ -323,6 +335,14 @@ void ByteMatcher::state_key(std::vector<uint32_t>* key) const {
   for (const std::vector<uint32_t>& content : x.contents) {
     key->push_back(kNodeEnd);
     key->insert(key->end(), content.begin(), content.end());
+  }
+  if (x.too_deep) {
+    // Nodes below the depth bound were not described, so this key must not equal any other
+    // key: a number never used before makes it unique (the state is simply never shared).
+    static std::atomic<uint32_t> unique{0};
+    key->push_back(kNodeEnd);
+    key->push_back(kTooDeep);
+    key->push_back(unique.fetch_add(1));
   }
   if (x.cyclic) {  // visit numbers were used: say which signature each visit got
     key->push_back(kNodeEnd);

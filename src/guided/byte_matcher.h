@@ -95,7 +95,9 @@ class ByteMatcher {
   struct KeyScratch {  // state_key()'s working memory, kept between calls
     std::vector<std::pair<KeyNode, uint32_t>> visited;  // node -> signature (or in progress)
     std::vector<std::vector<uint32_t>> contents;        // by signature
-    bool cyclic = false;
+    bool cyclic = false;    // a node referred to itself (through others) by its visit number
+    bool too_deep = false;  // nodes past kMaxSignatureDepth went undescribed
+    int depth = 0;
   };
   static void append_entries(std::vector<KeyEntry>& list, std::vector<uint32_t>* out);
   uint32_t signature(KeyNode raw) const;

@@ -164,5 +164,21 @@ TEST(GrammarMatcher, StateKeysIdentifyEquivalentStates) {
   EXPECT_EQ(key_after(list, "[[],[],[],["), key_after(list, "[[],["));
 }
 
+// Nesting thousands deep must not exhaust the stack while keying the state; such a state is
+// given a key of its own (correct, just never shared).
+TEST(GrammarMatcher, DeepNestingGetsAUniqueKey) {
+  GrammarBuilder b;
+  RuleId s = b.declare("s");  // s ::= "[" s? "]"
+  b.define(s, b.seq({b.literal("["), b.optional(b.ref(s)), b.literal("]")}));
+  ByteMatcher m(b.build(s));
+  ASSERT_TRUE(m.accept_bytes(std::string(20000, '[')));
+  std::vector<uint32_t> first, second;
+  m.state_key(&first);
+  m.state_key(&second);
+  EXPECT_NE(first, second);
+  ASSERT_TRUE(m.accept_bytes(std::string(20000, ']')));
+  EXPECT_TRUE(m.is_complete());
+}
+
 }  // namespace
 }  // namespace afm::guided
