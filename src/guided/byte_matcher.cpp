@@ -40,7 +40,10 @@ class ByteMatcher::SetBuilder {
  public:
   SetBuilder(ByteMatcher& m, uint32_t k) : m_(m), k_(k), begin_(m.items_.size()) {
     if (m_.dedupe_.size() < 64) m_.dedupe_.resize(64);
-    std::fill(m_.dedupe_.begin(), m_.dedupe_.end(), 0u);
+    // Only the slots the previous set used are non-zero: clearing the whole table (grown once
+    // by a large set) cost more than building a small set.
+    for (uint32_t slot : m_.dedupe_used_) m_.dedupe_[slot] = 0;
+    m_.dedupe_used_.clear();
   }
 
   void add(const Item& item) {
@@ -54,6 +57,7 @@ class ByteMatcher::SetBuilder {
     }
     m_.items_.push_back(item);
     table[slot] = static_cast<uint32_t>(m_.items_.size());
+    m_.dedupe_used_.push_back(static_cast<uint32_t>(slot));
   }
 
   void close() {
@@ -73,11 +77,13 @@ class ByteMatcher::SetBuilder {
   void grow() {
     std::vector<uint32_t>& table = m_.dedupe_;
     table.assign(table.size() * 2, 0u);
+    m_.dedupe_used_.clear();
     const size_t mask = table.size() - 1;
     for (size_t i = begin_; i < m_.items_.size(); ++i) {
       size_t slot = ItemHash()(m_.items_[i]) & mask;
       while (table[slot] != 0) slot = (slot + 1) & mask;
       table[slot] = static_cast<uint32_t>(i + 1);
+      m_.dedupe_used_.push_back(static_cast<uint32_t>(slot));
     }
   }
 
@@ -258,16 +264,20 @@ ByteMatcher::KeyEntry ByteMatcher::describe(const Item& item, bool top) const {
   return e;
 }
 
-// Sorts `list` (short: insertion sort) and appends it to `out`, each entry's descriptor words
-// followed by its child's signature, writing an entry equal to the previous one once.
-void ByteMatcher::append_entries(std::vector<KeyEntry>& list, std::vector<uint32_t>* out) {
-  for (size_t i = 1; i < list.size(); ++i) {
-    for (size_t j = i; j > 0 && list[j] < list[j - 1]; --j) std::swap(list[j], list[j - 1]);
+// Sorts entries[first, end) (short: insertion sort) and appends them to `out`, each entry's
+// descriptor words followed by its child's signature, writing an entry equal to the previous
+// one once.
+void ByteMatcher::append_entries(std::vector<KeyEntry>& entries, size_t first,
+                                 std::vector<uint32_t>* out) {
+  for (size_t i = first + 1; i < entries.size(); ++i) {
+    for (size_t j = i; j > first && entries[j] < entries[j - 1]; --j) {
+      std::swap(entries[j], entries[j - 1]);
+    }
   }
-  for (size_t i = 0; i < list.size(); ++i) {
-    if (i > 0 && !(list[i - 1] < list[i])) continue;  // equal to the previous entry
-    out->insert(out->end(), list[i].words.begin(), list[i].words.begin() + list[i].size);
-    out->push_back(list[i].child);
+  for (size_t i = first; i < entries.size(); ++i) {
+    if (i > first && !(entries[i - 1] < entries[i])) continue;  // equal to the previous entry
+    out->insert(out->end(), entries[i].words.begin(), entries[i].words.begin() + entries[i].size);
+    out->push_back(entries[i].child);
   }
 }
 
@@ -278,6 +288,8 @@ void ByteMatcher::append_entries(std::vector<KeyEntry>& list, std::vector<uint32
 // one signature and the key stays bounded. Ids are handed out in post-order, so equal states
 // produce equal numbering. A node met again while its own content is being computed (a cycle
 // within one set) is referred to by its visit number; the key then lists visit -> signature.
+// Working memory is the scratch's: entries are a stack (a call's own entries sit above its
+// caller's until it returns), contents one flat buffer.
 uint32_t ByteMatcher::signature(KeyNode raw) const {
   KeyScratch& x = key_scratch_;
   for (const auto& [seen, sig] : x.visited) {
@@ -293,21 +305,31 @@ uint32_t ByteMatcher::signature(KeyNode raw) const {
   }
   const size_t visit = x.visited.size();
   x.visited.emplace_back(raw, kInProgress + static_cast<uint32_t>(visit));
-  std::vector<KeyEntry> list;
+  const size_t first = x.entries.size();
   if (++x.depth > kMaxSignatureDepth) {  // absurd nesting: keep the stack bounded (see below)
     x.too_deep = true;
   } else {
     for (const auto& [waited, i] : waiting_for(node.first, node.second)) {
-      list.push_back(describe(items_[i], false));
-      list.back().child = signature(list.back().node);
+      KeyEntry e = describe(items_[i], false);
+      e.child = signature(e.node);
+      x.entries.push_back(e);
     }
   }
   --x.depth;
-  std::vector<uint32_t> content;
-  append_entries(list, &content);
+  const size_t begin = x.flat.size();
+  append_entries(x.entries, first, &x.flat);
+  x.entries.resize(first);
+  const auto at = [&](size_t i) { return x.flat.begin() + static_cast<std::ptrdiff_t>(i); };
   uint32_t sig = 0;
-  while (sig < x.contents.size() && x.contents[sig] != content) ++sig;
-  if (sig == x.contents.size()) x.contents.push_back(std::move(content));
+  while (sig < x.contents.size() &&
+         !std::equal(at(x.contents[sig].first), at(x.contents[sig].second), at(begin), x.flat.end())) {
+    ++sig;
+  }
+  if (sig == x.contents.size()) {
+    x.contents.emplace_back(begin, x.flat.size());
+  } else {
+    x.flat.resize(begin);
+  }
   x.visited[visit].second = sig;
   return sig;
 }
@@ -316,6 +338,8 @@ void ByteMatcher::state_key(std::vector<uint32_t>* key) const {
   key->clear();
   KeyScratch& x = key_scratch_;
   x.visited.clear();
+  x.entries.clear();
+  x.flat.clear();
   x.contents.clear();
   x.cyclic = false;
   x.too_deep = false;
@@ -323,18 +347,21 @@ void ByteMatcher::state_key(std::vector<uint32_t>* key) const {
   // The current set contributes only items that scan a terminal next: an item waiting for a
   // nonterminal can only advance through a completion, so it is reached through the nodes.
   // Entering a repetition and being inside it then give the same key.
-  std::vector<KeyEntry> top;
+  std::vector<KeyEntry>& top = x.top;
+  top.clear();
   Symbol sym;
   for (size_t i = set_begin_.back(); i < items_.size(); ++i) {
     if (next_symbol(items_[i], &sym) && is_terminal(sym)) {
-      top.push_back(describe(items_[i], true));
-      top.back().child = signature(top.back().node);
+      KeyEntry e = describe(items_[i], true);
+      e.child = signature(e.node);
+      top.push_back(e);
     }
   }
-  append_entries(top, key);
-  for (const std::vector<uint32_t>& content : x.contents) {
+  append_entries(top, 0, key);
+  for (const auto& [begin, end] : x.contents) {
     key->push_back(kNodeEnd);
-    key->insert(key->end(), content.begin(), content.end());
+    key->insert(key->end(), x.flat.begin() + static_cast<std::ptrdiff_t>(begin),
+                x.flat.begin() + static_cast<std::ptrdiff_t>(end));
   }
   if (x.too_deep) {
     // Nodes below the depth bound were not described, so this key must not equal any other

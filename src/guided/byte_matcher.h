@@ -94,12 +94,16 @@ class ByteMatcher {
   };
   struct KeyScratch {  // state_key()'s working memory, kept between calls
     std::vector<std::pair<KeyNode, uint32_t>> visited;  // node -> signature (or in progress)
-    std::vector<std::vector<uint32_t>> contents;        // by signature
+    std::vector<KeyEntry> entries;                      // signature()'s stack of entries
+    std::vector<KeyEntry> top;                          // the current set's entries
+    std::vector<uint32_t> flat;                         // the contents, back to back
+    std::vector<std::pair<size_t, size_t>> contents;    // by signature: a range of flat
     bool cyclic = false;    // a node referred to itself (through others) by its visit number
     bool too_deep = false;  // nodes past kMaxSignatureDepth went undescribed
     int depth = 0;
   };
-  static void append_entries(std::vector<KeyEntry>& list, std::vector<uint32_t>* out);
+  static void append_entries(std::vector<KeyEntry>& entries, size_t first,
+                             std::vector<uint32_t>* out);
   uint32_t signature(KeyNode raw) const;
   bool is_tail(const Item& item) const;
   KeyNode resolve(KeyNode node) const;
@@ -117,6 +121,7 @@ class ByteMatcher {
   // Open-addressing index of the set under construction (slot = item index + 1, 0 = free);
   // kept between calls so building a set allocates nothing in the steady state.
   std::vector<uint32_t> dedupe_;
+  std::vector<uint32_t> dedupe_used_;  // the slots of dedupe_ the last set filled
   std::vector<uint32_t> set_begin_;  // set k is items_[set_begin_[k] .. set_begin_[k+1])
   // (nonterminal, item index) for every item waiting for a nonterminal, per finished set,
   // sorted by nonterminal: set k's are waiting_[waiting_begin_[k] .. waiting_begin_[k+1]).
