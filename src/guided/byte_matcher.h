@@ -56,8 +56,10 @@ class ByteMatcher {
   // the symbols left after it (a canonical suffix id) or, for repetitions, the counts left.
   // An item one symbol from its end ("tail") only passes a completion on, so a node whose
   // items are all tails passing it to one node is replaced by that node: the UTF-8 middle
-  // states of different characters and nesting depths become one state. Lists are sorted and
-  // duplicate entries dropped. Equal keys => the same byte strings are accepted from here on
+  // states of different characters and nesting depths become one state. Nodes are identified
+  // by their content (sorted entries, duplicates dropped, children by signature), so nodes of
+  // different sets with one future are one node and a repetition entered at many positions
+  // keeps a bounded key. Equal keys => the same byte strings are accepted from here on
   // (is_complete() is not part of the key). Cost: linear in the visited items.
   void state_key(std::vector<uint32_t>* key) const;
   // allowed_next_bytes() partitioned into groups whose bytes are scanned by the same items, so

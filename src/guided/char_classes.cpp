@@ -134,14 +134,13 @@ Expr literal_trie(GrammarBuilder& b, const std::vector<std::string>& strings, si
     ++i;
   }
   while (i < last) {
-    const char byte = strings[i][depth];
+    const auto byte = static_cast<uint8_t>(strings[i][depth]);
     size_t j = i;
-    while (j < last && strings[j][depth] == byte) ++j;
+    while (j < last && static_cast<uint8_t>(strings[j][depth]) == byte) ++j;
     if (j == i + 1 && strings[i].size() == depth + 1) {
-      ends.set(static_cast<uint8_t>(byte));
+      ends.set(byte);
     } else {
-      options.push_back(b.seq({b.byte_range(static_cast<uint8_t>(byte), static_cast<uint8_t>(byte)),
-                               literal_trie(b, strings, i, j, depth + 1)}));
+      options.push_back(b.seq({b.byte_range(byte, byte), literal_trie(b, strings, i, j, depth + 1)}));
     }
     i = j;
   }

@@ -169,7 +169,7 @@ class GrammarBuilder::Lowering {
     if (n.kind == Kind::kAlt) {
       for (uint32_t i = 0; i < n.count; ++i) {
         Production p;
-    p.lhs = nt;
+        p.lhs = nt;
         append_seq(b_.kids_[n.first + i], p.rhs);
         push(std::move(p));
       }

@@ -15,7 +15,9 @@
 //    whose bytes never leave S is allowed without looking at it: TokenVocabulary::loop_index()
 //    has them as a ready bitmask. Tokens that leave S after one or more bytes are walked from
 //    where they leave (their remainders, a small second trie); tokens whose first byte leaves
-//    S, or on which the current state differs from the entry, go through the main trie.
+//    S go through the main trie; tokens whose first byte the current state takes differently
+//    from the entry (a declared name's first letter) are walked beside the entry's loop state
+//    and keep the index's answers wherever the two walks reach the same state.
 // Masks are exactly those of the slow walk (tests compare them on random walks).
 //
 // Sharing: one MaskCache serves every matcher of one (grammar, vocabulary) pair; shared()
