@@ -79,6 +79,14 @@ class SchemaCompiler {
   // The schema as alternatives without dependency keywords (their union is its language).
   std::vector<Json> expand_dependencies(const Json& schema, const std::string& pointer) const;
 
+  // Options for a compiler of one piece on its own (a probe, an enum value): compact, no
+  // prefix or suffix, this compiler's node budget.
+  JsonSchemaOptions piece_options() const {
+    JsonSchemaOptions piece;
+    piece.max_grammar_nodes = options_.max_grammar_nodes;
+    return piece;
+  }
+
   const Json& root_;
   JsonSchemaOptions options_;
   GrammarBuilder b_;

@@ -218,7 +218,7 @@ void SchemaCompiler::check_no_pattern_matches(const Json& schema,
                                               const std::string& pointer) const {
   if (!schema.contains("patternProperties") || !schema["patternProperties"].is_object()) return;
   for (const auto& [pattern, sub] : schema["patternProperties"].items()) {
-    SchemaCompiler probe(root_, JsonSchemaOptions{Whitespace::kCompact, options_.max_grammar_nodes});
+    SchemaCompiler probe(root_, piece_options());
     const auto keys = probe.compile_detached(Json{{"type", "string"}, {"pattern", pattern}},
                                              child_pointer(child_pointer(pointer, "patternProperties"),
                                                            pattern));

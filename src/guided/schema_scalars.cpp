@@ -172,7 +172,7 @@ Expr SchemaCompiler::compile_enum(const Json& schema, const std::string& pointer
   rest.erase("const");
   std::shared_ptr<const Grammar> filter;
   if (has_assertions(rest)) {  // keep only the values the other keywords accept
-    SchemaCompiler sub(root_, JsonSchemaOptions{Whitespace::kCompact, options_.max_grammar_nodes});
+    SchemaCompiler sub(root_, piece_options());
     filter = sub.compile_detached(rest, pointer);
   }
   std::vector<Expr> options;

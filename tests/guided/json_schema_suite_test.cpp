@@ -105,7 +105,9 @@ Counts run_file(const fs::path& file, RejectOk reject_ok, Whitespace ws) {
   for (const Json& group : groups) {
     std::shared_ptr<const Grammar> grammar;
     try {
-      grammar = compile_json_schema(group["schema"], JsonSchemaOptions{ws});
+      JsonSchemaOptions options;
+      options.whitespace = ws;
+      grammar = compile_json_schema(group["schema"], options);
     } catch (const Error&) {
       c.unsupported += static_cast<int>(group["tests"].size());
       continue;
