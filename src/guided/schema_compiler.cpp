@@ -30,7 +30,6 @@ const std::map<std::string, std::string> kUnsupported = {
     {"maxContains", "contains is not supported"},
     {"unevaluatedItems", "unevaluated* is not supported"},
     {"unevaluatedProperties", "unevaluated* is not supported"},
-    {"additionalItems", "additionalItems (pre-2020-12) is not supported; use items"},
     {"$dynamicRef", "dynamic references are not supported"},
     {"$dynamicAnchor", "dynamic references are not supported"},
     {"$recursiveRef", "recursive references are not supported"},
@@ -43,15 +42,16 @@ const std::set<std::string> kSupported = {
     "prefixItems", "minItems", "maxItems", "uniqueItems", "minLength", "maxLength",
     "pattern",  "format",    "minimum",    "maximum",   "exclusiveMinimum",
     "exclusiveMaximum", "multipleOf", "not", "dependentRequired", "dependentSchemas",
-    "dependencies", "patternProperties", "minProperties", "maxProperties"};
+    "dependencies", "patternProperties", "minProperties", "maxProperties", "additionalItems"};
 
 const char* const kTypeNames[] = {"null", "boolean", "object", "array", "string", "number",
                                    "integer"};
 
 // Drafts whose keywords this compiler reads with 2020-12 meaning safely: draft-04's boolean
-// exclusiveMinimum/exclusiveMaximum fail closed ("must be a number"), array-form `items` and
-// `additionalItems` fail closed, and keywords beside `$ref` (ignored by drafts 4-7) only make
-// the output stricter, so every instance generated is valid under the declared draft too.
+// exclusiveMinimum/exclusiveMaximum fail closed ("must be a number"), array-form `items` with
+// `additionalItems` is read as prefixItems + items (compile_array), and keywords beside `$ref`
+// (ignored by drafts 4-7) only make the output stricter, so every instance generated is valid
+// under the declared draft too.
 bool is_known_metaschema(std::string uri) {
   if (!uri.empty() && uri.back() == '#') uri.pop_back();
   if (uri.rfind("http://", 0) == 0) uri = "https://" + uri.substr(7);

@@ -233,16 +233,25 @@ void SchemaCompiler::check_no_pattern_matches(const Json& schema,
 
 Expr SchemaCompiler::compile_array(const Json& schema, const std::string& pointer, int depth) {
   static const Json kTrue = true;
+  // Drafts 4 to 2019-09 write a tuple as array-form `items`, and the elements after it as
+  // `additionalItems` (which means nothing without a tuple): exactly 2020-12's `prefixItems`
+  // and `items`. Both forms in one schema would be two tuples: fail closed.
+  const bool legacy_tuple = schema.contains("items") && schema["items"].is_array();
+  if (legacy_tuple && schema.contains("prefixItems")) {
+    unsupported(pointer, "items", "array-form items (drafts 4-7) together with prefixItems");
+  }
+  const char* const tuple_key = legacy_tuple ? "items" : "prefixItems";
+  const char* const rest_key = legacy_tuple ? "additionalItems" : "items";
   std::vector<Expr> prefix;
-  if (schema.contains("prefixItems")) {
-    const Json& p = schema["prefixItems"];
-    if (!p.is_array()) invalid(pointer, "prefixItems", "must be an array of schemas");
-    const std::string ptr = child_pointer(pointer, "prefixItems");
+  if (schema.contains(tuple_key)) {
+    const Json& p = schema[tuple_key];
+    if (!p.is_array()) invalid(pointer, tuple_key, "must be an array of schemas");
+    const std::string ptr = child_pointer(pointer, tuple_key);
     for (size_t i = 0; i < p.size(); ++i) {
       prefix.push_back(compile(p[i], child_pointer(ptr, std::to_string(i)), depth + 1));
     }
   }
-  const Json& items = schema.contains("items") ? schema["items"] : kTrue;
+  const Json& items = schema.contains(rest_key) ? schema[rest_key] : kTrue;
   uint64_t min_items = count_keyword(*this, schema, pointer, "minItems", 0);
   uint64_t max_items = count_keyword(*this, schema, pointer, "maxItems", UINT64_MAX);
   const bool no_more = items.is_boolean() && !items.get<bool>();
@@ -253,7 +262,7 @@ Expr SchemaCompiler::compile_array(const Json& schema, const std::string& pointe
                 "bounds above 100000 are not supported");
   }
   const size_t k = prefix.size();
-  Expr item = no_more ? b_.nothing() : compile(items, child_pointer(pointer, "items"), depth + 1);
+  Expr item = no_more ? b_.nothing() : compile(items, child_pointer(pointer, rest_key), depth + 1);
   auto element = [&](size_t i) { return i < k ? prefix[i] : item; };
   // tail(i): the rest of the list after i elements were written.
   auto tail_from = [&](size_t i) -> Expr {

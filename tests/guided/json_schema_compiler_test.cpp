@@ -69,6 +69,29 @@ TEST(JsonSchemaCompiler, Arrays) {
   EXPECT_FALSE(ok(counted, "[0]"));
 }
 
+// Drafts 4-7: array-form items is the tuple, additionalItems the elements after it.
+TEST(JsonSchemaCompiler, LegacyTupleItems) {
+  auto closed = compile(R"({"$schema":"http://json-schema.org/draft-07/schema#","type":"array",
+                            "items":[{"type":"integer"},{"type":"string"}],"additionalItems":false})");
+  EXPECT_TRUE(ok(closed, R"([1,"a"])"));
+  EXPECT_TRUE(ok(closed, "[1]"));
+  EXPECT_TRUE(ok(closed, "[]"));
+  EXPECT_FALSE(ok(closed, R"([1,"a",2])"));
+  EXPECT_FALSE(ok(closed, R"(["a"])"));
+  auto rest = compile(R"({"items":[{"type":"integer"}],"additionalItems":{"type":"boolean"},
+                          "minItems":2})");
+  EXPECT_TRUE(ok(rest, "[1,true,false]"));
+  EXPECT_FALSE(ok(rest, "[1,2]"));
+  EXPECT_FALSE(ok(rest, "[1]"));
+  auto open = compile(R"({"type":"array","items":[{"type":"null"}]})");
+  EXPECT_TRUE(ok(open, R"([null,{"x":[1]},"s"])"));
+  // Without a tuple, additionalItems means nothing (in every draft).
+  auto plain = compile(R"({"type":"array","items":{"type":"integer"},"additionalItems":false})");
+  EXPECT_TRUE(ok(plain, "[1,2,3]"));
+  expect_error(R"({"prefixItems":[{"type":"null"}],"items":[{"type":"null"}]})",
+               ErrorCode::kUnsupported, "items", "#");
+}
+
 TEST(JsonSchemaCompiler, IntegerRangesAreExact) {
   auto g = compile(R"({"type":"integer","minimum":-12,"exclusiveMaximum":105})");
   for (int v = -40; v <= 140; ++v) {
@@ -303,10 +326,11 @@ TEST(JsonSchemaCompiler, OlderDraftsCompileWhereTheirKeywordsMeanTheSame) {
   expect_error(R"({"$schema":"http://json-schema.org/draft-04/schema#","type":"integer",
                    "maximum":3,"exclusiveMaximum":true})",
                ErrorCode::kInvalidArgument, "exclusiveMaximum", "#");
-  // drafts 4-7 tuple form of items: fail closed.
-  EXPECT_THROW(compile(R"({"$schema":"http://json-schema.org/draft-07/schema#",
-                           "type":"array","items":[{"type":"integer"}]})"),
-               Error);
+  // drafts 4-7 tuple form of items: read as prefixItems (LegacyTupleItems has the details).
+  auto tuple = compile(R"({"$schema":"http://json-schema.org/draft-07/schema#",
+                           "type":"array","items":[{"type":"integer"}]})");
+  EXPECT_TRUE(ok(tuple, R"([1,"x"])"));
+  EXPECT_FALSE(ok(tuple, R"(["x"])"));
   expect_error(R"({"$schema":"http://json-schema.org/draft-03/schema#"})",
                ErrorCode::kUnsupported, "$schema", "#");
 }

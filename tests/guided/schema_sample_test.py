@@ -8,7 +8,8 @@
     never printed as instances. Zero invalid instances are allowed.
 (c) The same for every jsonschemabench schema (up to NARROWED_PER_FOLDER per folder) that uses
     a keyword the compiler narrows or expands rather than translates one to one (oneOf with
-    overlapping branches, property dependencies, `not`, patternProperties): the oracle for
+    overlapping branches, property dependencies, `not`, patternProperties, the legacy tuple
+    form of items with additionalItems): the oracle for
     those rules.
 Prints the compile coverage per folder (docs/guided.md quotes it).
 """
@@ -30,7 +31,7 @@ FILES_PER_FOLDER = 30
 BENCH_SAMPLED_PER_FOLDER = 30
 NARROWED_PER_FOLDER = 60
 NARROWED_KEYWORDS = ('"oneOf"', '"dependencies"', '"dependentRequired"', '"dependentSchemas"',
-                     '"not"', '"patternProperties"')
+                     '"not"', '"patternProperties"', '"additionalItems"')
 
 HAND_WRITTEN = [
     {"type": "object", "properties": {
@@ -135,7 +136,7 @@ def main():
         folders = sorted(p for p in BENCH.iterdir() if p.is_dir())
         first = lambda f: sorted(f.glob("*.json"))[:FILES_PER_FOLDER]  # noqa: E731
         for label, pick, cap in (("", first, BENCH_SAMPLED_PER_FOLDER),
-                                 (" (oneOf, dependencies, not, patternProperties)", narrowed_files, NARROWED_PER_FOLDER)):
+                                 (" (oneOf, dependencies, not, patternProperties, additionalItems)", narrowed_files, NARROWED_PER_FOLDER)):
             for folder in folders:
                 n, ok, sampled, instances, unfinished = bench_files(pick(folder), failures, cap)
                 print(f"| {folder.name}{label} | {n} | {ok} ({100.0 * ok / max(n, 1):.0f}%) "
