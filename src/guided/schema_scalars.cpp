@@ -15,6 +15,9 @@ namespace {
 
 constexpr uint64_t kMaxLengthBound = 100000;
 
+#define AFM_HOST_LABEL                                                      \
+  "[A-Za-z0-9]([A-Za-z0-9-]?[A-Za-z0-9])?|[A-Za-z0-9][A-Za-z0-9-]{2}[A-Za-z0-9]|" \
+  "[A-Za-z0-9][A-Za-z0-9-]([A-Za-z0-9][A-Za-z0-9-]|-[A-Za-z0-9])[A-Za-z0-9-]{0,56}[A-Za-z0-9]"
 #define AFM_URI_PCHAR "[A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2}"
 
 // Formats as full-match regexes; each accepts only strings valid for the format (a subset
@@ -30,6 +33,11 @@ const std::map<std::string, std::string> kFormats = {
     {"email",
      "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@"
      "[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*"},
+    // RFC 1123 host names, a subset: at most 4 labels of at most 61 characters, so every one
+    // fits the 253-character limit (4 * 61 + 3), which a plain repetition of labels would not;
+    // and no "--" in a label's 3rd and 4th characters, which RFC 5891 reserves for A-labels
+    // (`xn--`, valid only as correct Punycode, which no regular grammar checks).
+    {"hostname", "(" AFM_HOST_LABEL ")(\\.(" AFM_HOST_LABEL ")){0,3}"},
     // RFC 3986 URI (absolute, with optional authority); no IPv6 host literals.
     {"uri",
      "[A-Za-z][A-Za-z0-9+.-]*:(//(([A-Za-z0-9._~!$&'()*+,;=:-]|%[0-9A-Fa-f]{2})*@)?"
@@ -39,6 +47,7 @@ const std::map<std::string, std::string> kFormats = {
 };
 
 #undef AFM_URI_PCHAR
+#undef AFM_HOST_LABEL
 
 std::string format_regex(const std::string& name) {
   if (name == "date-time") return "(" + kFormats.at("date") + ")[Tt](" + kFormats.at("time") + ")";

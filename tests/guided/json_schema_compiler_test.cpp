@@ -150,7 +150,15 @@ TEST(JsonSchemaCompiler, StringsLengthPatternFormat) {
   EXPECT_NO_THROW(compile(R"({"type":"string","pattern":"^a{1,2}$","maxLength":3})"));
   expect_error(R"({"properties":{"s":{"pattern":"(a)\\1"}}})", ErrorCode::kUnsupported, "pattern",
                "#/properties/s");
-  expect_error(R"({"format":"hostname"})", ErrorCode::kUnsupported, "format", "#");
+  auto h = compile(R"({"format":"hostname","type":"string"})");
+  EXPECT_TRUE(ok(h, R"("example")"));
+  EXPECT_TRUE(ok(h, R"("www.Example-1.co.uk")"));
+  EXPECT_FALSE(ok(h, R"("-bad.example")"));
+  EXPECT_FALSE(ok(h, R"("bad-.example")"));
+  EXPECT_FALSE(ok(h, R"("a..b")"));
+  EXPECT_FALSE(ok(h, R"("a.b.c.d.e")"));  // valid, but beyond the 4-label subset
+  EXPECT_FALSE(ok(h, "\"" + std::string(62, 'a') + "\""));  // labels stop at 61 here
+  expect_error(R"({"format":"topic"})", ErrorCode::kUnsupported, "format", "#");
 }
 
 TEST(JsonSchemaCompiler, EnumConstAndTypeFilter) {
