@@ -118,10 +118,7 @@ class MaskCache::Walk {
         i = node.subtree_end;
         continue;
       }
-      for (uint32_t k = 0; k < node.num_tokens; ++k) {
-        const int32_t id = ids[node.first_token + k];
-        words_[static_cast<size_t>(id) >> 5] |= uint32_t{1} << (id & 31);
-      }
+      set_range(ids, node.first_token, node.first_token + node.num_tokens, true);
       if (stack_.size() <= d) stack_.resize(d + 1);
       stack_[d] = next;
       ++i;

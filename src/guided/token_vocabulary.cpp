@@ -64,12 +64,8 @@ void TokenVocabulary::build_trie() {
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   build_trie(entries, &nodes_, &token_ids_);
   // Tokens are appended in preorder, so a root child's subtree owns a contiguous id range.
-  uint32_t before = 0;
   for (size_t i = 0; i < nodes_.size(); i = nodes_[i].subtree_end) {
-    uint32_t count = 0;
-    for (size_t k = i; k < nodes_[i].subtree_end; ++k) count += nodes_[k].num_tokens;
-    root_ranges_[nodes_[i].byte] = {before, before + count};
-    before += count;
+    root_ranges_[nodes_[i].byte] = {nodes_[i].first_token, subtree_first_token(nodes_[i].subtree_end)};
   }
 }
 
