@@ -378,7 +378,12 @@ void ByteMatcher::state_key(std::vector<uint32_t>* key) const {
 }
 
 std::vector<ByteSet> ByteMatcher::byte_classes() const {
-  std::vector<uint32_t> terminals;  // distinct terminals the current set scans
+  // Partition refinement: start from the bytes of the first terminal scanned and split every
+  // class by each further distinct terminal (C & T, C \ T), bytes of no class so far forming a
+  // new one. Bytes in one class are in exactly the same terminals, so the same items scan
+  // them. Word-wide set operations: a row costs a few per terminal, not a pass per byte.
+  thread_local std::vector<uint32_t> terminals;  // distinct terminals the current set scans
+  terminals.clear();
   Symbol sym;
   for (size_t i = set_begin_.back(); i < items_.size(); ++i) {
     if (next_symbol(items_[i], &sym) && is_terminal(sym) &&
@@ -386,35 +391,24 @@ std::vector<ByteSet> ByteMatcher::byte_classes() const {
       terminals.push_back(terminal_index(sym));
     }
   }
-  // A byte's signature is the subset of those terminals containing it; with more than 64
-  // terminals every allowed byte is its own class (correct, only slower).
   std::vector<ByteSet> classes;
-  const ByteSet allowed = allowed_next_bytes();
-  if (terminals.size() > 64) {
-    for (int b = 0; b < 256; ++b) {
-      if (!allowed.test(static_cast<uint8_t>(b))) continue;
-      classes.emplace_back().set(static_cast<uint8_t>(b));
+  ByteSet covered;
+  for (uint32_t index : terminals) {
+    const ByteSet& t = grammar_->terminal(index);
+    const size_t before = classes.size();
+    for (size_t c = 0; c < before; ++c) {
+      const ByteSet inside = classes[c] & t;
+      if (inside.empty() || inside == classes[c]) continue;
+      classes.push_back(classes[c] - t);
+      classes[c] = inside;
     }
-    return classes;
+    const ByteSet fresh = t - covered;
+    if (!fresh.empty()) classes.push_back(fresh);
+    covered |= t;
   }
-  uint64_t sig[256] = {};
-  for (size_t j = 0; j < terminals.size(); ++j) {
-    const ByteSet& t = grammar_->terminal(terminals[j]);
-    for (int b = 0; b < 256; ++b) {
-      if (t.test(static_cast<uint8_t>(b))) sig[b] |= uint64_t{1} << j;
-    }
-  }
-  std::vector<uint64_t> class_sig;
-  for (int b = 0; b < 256; ++b) {
-    if (sig[b] == 0) continue;
-    size_t c = 0;
-    while (c < class_sig.size() && class_sig[c] != sig[b]) ++c;
-    if (c == class_sig.size()) {
-      class_sig.push_back(sig[b]);
-      classes.emplace_back();
-    }
-    classes[c].set(static_cast<uint8_t>(b));
-  }
+  // Ordered by lowest byte, so equal states list their classes alike.
+  std::sort(classes.begin(), classes.end(),
+            [](const ByteSet& x, const ByteSet& y) { return x.lowest() < y.lowest(); });
   return classes;
 }
 

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -38,6 +39,33 @@ class ByteSet {
   ByteSet& operator|=(const ByteSet& o) {
     for (int i = 0; i < 4; ++i) bits_[i] |= o.bits_[i];
     return *this;
+  }
+  ByteSet operator&(const ByteSet& o) const {
+    ByteSet r;
+    for (int i = 0; i < 4; ++i) r.bits_[i] = bits_[i] & o.bits_[i];
+    return r;
+  }
+  // The bytes of this set not in `o`.
+  ByteSet operator-(const ByteSet& o) const {
+    ByteSet r;
+    for (int i = 0; i < 4; ++i) r.bits_[i] = bits_[i] & ~o.bits_[i];
+    return r;
+  }
+  // Calls f(byte) for every byte in the set, in increasing order.
+  template <typename F>
+  void for_each(F&& f) const {
+    for (int i = 0; i < 4; ++i) {
+      for (uint64_t w = bits_[i]; w != 0; w &= w - 1) {
+        f(static_cast<uint8_t>(i * 64 + std::countr_zero(w)));
+      }
+    }
+  }
+  // The smallest byte in the set, or 256 when it is empty.
+  int lowest() const {
+    for (int i = 0; i < 4; ++i) {
+      if (bits_[i] != 0) return i * 64 + std::countr_zero(bits_[i]);
+    }
+    return 256;
   }
   bool operator==(const ByteSet& o) const = default;
   const std::array<uint64_t, 4>& words() const { return bits_; }

@@ -1,9 +1,9 @@
 // Loop detection for the mask layer (mask_cache.h): which nearby parse states form a loop the
 // vocabulary can index (TokenVocabulary::loop_index), seen from one start state.
 //
-// Input: the start state's successor row (state id per byte, kNoState where rejected) and a
-// way to get any other state's row (rows are computed lazily, so the finder asks for them by
-// state id and the bytes that lead there from the start).
+// Input: the start state and a way to get a state's successor row (state id per byte, kNoState
+// where rejected; rows are computed lazily, so the finder asks for them by state id and the
+// bytes that lead there from the start).
 // Output (a FoundLoop):
 //  - spec: the loop in canonical form. Explored states on a cycle are the members; members
 //    that behave identically (same byte -> same outside state, or -> equivalent members) are
@@ -42,10 +42,13 @@ struct FoundLoop {
   ByteSet entry_bytes;
 };
 
-// `row_of(state, path)`: the row of an explored state, `path` the bytes from the start to it.
+// `row_of(state, path, min_allowed)`: the row of an explored state (`path`: the bytes from the
+// start to it), or null when it allows fewer than `min_allowed` bytes (narrow states are never
+// expanded, so their successors need not be computed). Rows stay valid during the call.
 // Returns false when no loop worth indexing (at least kMinLoopBytes entry bytes) is near.
-using RowLookup = std::function<const StateRow&(int32_t state, const std::string& path)>;
-bool find_loop(int32_t start, const StateRow& start_row, const RowLookup& row_of, FoundLoop* out);
+using RowLookup =
+    std::function<const StateRow*(int32_t state, const std::string& path, int min_allowed)>;
+bool find_loop(int32_t start, const RowLookup& row_of, FoundLoop* out);
 
 // Below this many entry bytes a loop is not worth its setup.
 inline constexpr int kMinLoopBytes = 8;

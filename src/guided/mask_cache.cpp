@@ -83,19 +83,44 @@ void MaskCache::store_mask(Table& t, State& state, std::span<const uint32_t> wor
 
 // One mask computation. The ByteMatcher is at `base_` bytes; `path_` holds the bytes from
 // there to the trie node being visited, and `live_` the bytes actually accepted on top of
-// `base_`. A state's chart is needed only to build its successor row (a miss), and is then
-// obtained by rolling the matcher back to the common prefix of live_ and path_ and replaying.
+// `base_`. A state's chart is needed only to find its classes or a successor (a miss), and is
+// then obtained by rolling the matcher back to the common prefix of live_ and path_ and
+// replaying.
 class MaskCache::Walk {
  public:
   Walk(Table& table, ByteMatcher& matcher, std::span<uint32_t> words, std::vector<uint32_t>* key)
       : t_(table), m_(matcher), words_(words), key_(key), base_(matcher.consumed()) {}
   ~Walk() { m_.rollback(m_.consumed() - base_); }
 
-  // Successor row of state `s`, whose chart is reached by the first `depth` bytes of path_.
-  const std::array<int32_t, 256>& row(int32_t s, size_t depth) {
-    State& state = t_.state(s);
-    if (!state.has_row.load(std::memory_order_acquire)) build_row(state, depth);
-    return state.next;
+  // The successor of state `s` on `byte` (or kReject); s's chart is reached by the first `depth`
+  // bytes of path_.
+  int32_t successor(int32_t s, uint8_t byte, size_t depth) {
+    State& state = classes(s, depth);
+    const uint8_t c = state.class_of[byte];
+    const int32_t t = state.next[c].load(std::memory_order_acquire);
+    return t != kUnknown ? t : build_successor(state, c, depth);
+  }
+
+  // The whole successor row of `s` (reached by `path`), or null when s allows fewer than
+  // `min_allowed` bytes (then no successor is computed). For the loop finder: the row stays
+  // valid until the Walk ends.
+  const StateRow* full_row(int32_t s, const std::string& path, int min_allowed) {
+    path_ = path;
+    State& state = classes(s, path.size());
+    if (state.num_allowed < min_allowed) return nullptr;
+    if (rows_used_ == row_pool().size()) row_pool().push_back(std::make_unique<StateRow>());
+    StateRow& row = *row_pool()[rows_used_++];
+    std::array<int32_t, 256> of_class;  // successor per class (at most 256 classes)
+    of_class.fill(kUnknown);
+    for (size_t b = 0; b < 256; ++b) {
+      const uint8_t c = state.class_of[b];
+      if (of_class[c] == kUnknown) {
+        const int32_t t = state.next[c].load(std::memory_order_acquire);
+        of_class[c] = t != kUnknown ? t : build_successor(state, c, path.size());
+      }
+      row[b] = of_class[c];
+    }
+    return &row;
   }
 
   // Walks a preorder trie from state `start`, which path_[0, offset) leads to, setting the
@@ -113,7 +138,7 @@ class MaskCache::Walk {
       }
       if (path_.size() < offset + d) path_.resize(offset + d);
       path_[offset + d - 1] = static_cast<char>(node.byte);
-      const int32_t next = row(stack_[d - 1], offset + d - 1)[node.byte];
+      const int32_t next = successor(stack_[d - 1], node.byte, offset + d - 1);
       if (next == kReject) {
         i = node.subtree_end;
         continue;
@@ -146,7 +171,7 @@ class MaskCache::Walk {
       const size_t d = node.depth;
       if (path_.size() < d) path_.resize(d);
       path_[d - 1] = static_cast<char>(node.byte);
-      const int32_t next = row(stack_[d - 1], d - 1)[node.byte];
+      const int32_t next = successor(stack_[d - 1], node.byte, d - 1);
       const uint8_t above = shadow_[d - 1];
       const uint8_t q = above == kOut ? kOut : loop.spec.next[above][node.byte];
       if (q != kOut && next == loop.states[q]) {  // same state as the entry's: answers stand
@@ -175,6 +200,12 @@ class MaskCache::Walk {
  private:
   static constexpr uint8_t kOut = TokenVocabulary::LoopSpec::kOut;
 
+  // Full rows handed to the loop finder, reused across fills of this thread.
+  static std::vector<std::unique_ptr<StateRow>>& row_pool() {
+    thread_local std::vector<std::unique_ptr<StateRow>> pool;
+    return pool;
+  }
+
   // Sets (or clears) the bits of the tokens token_ids()[first, last).
   void set_range(std::span<const int32_t> ids, uint32_t first, uint32_t last, bool on) {
     for (uint32_t k = first; k < last; ++k) {
@@ -187,7 +218,8 @@ class MaskCache::Walk {
     }
   }
 
-  void build_row(State& state, size_t depth) {
+  // Moves the matcher to path_[0, depth): rolls back to the common prefix with what it holds.
+  void replay(size_t depth) {
     size_t common = 0;
     while (common < live_.size() && common < depth && live_[common] == path_[common]) ++common;
     m_.rollback(live_.size() - common);
@@ -196,23 +228,51 @@ class MaskCache::Walk {
       AFM_CHECK(m_.accept_byte(static_cast<uint8_t>(path_[i])));  // the walk accepted it before
       live_.push_back(path_[i]);
     }
-    std::array<int32_t, 256> next;
-    next.fill(kReject);
-    for (const ByteSet& group : m_.byte_classes()) {
-      int b = 0;
-      while (!group.test(static_cast<uint8_t>(b))) ++b;
-      AFM_CHECK(m_.accept_byte(static_cast<uint8_t>(b)));
-      const int32_t t = intern(t_, m_, key_);
-      m_.rollback(1);
-      if (t == kReject) throw GenerationFull{};
-      for (int x = b; x < 256; ++x) {
-        if (group.test(static_cast<uint8_t>(x))) next[static_cast<size_t>(x)] = t;
-      }
+  }
+
+  // State `s` with its classes found (reached by path_[0, depth)).
+  State& classes(int32_t s, size_t depth) {
+    State& state = t_.state(s);
+    if (state.has_classes.load(std::memory_order_acquire)) return state;
+    replay(depth);
+    const std::vector<ByteSet> groups = m_.byte_classes();
+    // Classes: the groups by lowest byte, then the rejected bytes (at most 256 in all).
+    const size_t num_groups = groups.size();
+    std::array<uint8_t, 256> class_of;
+    class_of.fill(static_cast<uint8_t>(num_groups));  // rejected, unless a group has the byte
+    int num_allowed = 0;
+    for (size_t k = 0; k < num_groups; ++k) {
+      num_allowed += groups[k].count();
+      groups[k].for_each([&](uint8_t b) { class_of[b] = static_cast<uint8_t>(k); });
     }
+    const size_t num_classes = num_groups + (num_allowed < 256 ? 1 : 0);
+    auto next = std::make_unique<std::atomic<int32_t>[]>(num_classes);
+    auto first_byte = std::make_unique<uint8_t[]>(num_classes);
+    for (size_t k = 0; k < num_groups; ++k) {
+      next[k].store(kUnknown, std::memory_order_relaxed);
+      first_byte[k] = static_cast<uint8_t>(groups[k].lowest());
+    }
+    if (num_classes > num_groups) next[num_groups].store(kReject, std::memory_order_relaxed);
     std::lock_guard<std::mutex> lock(t_.mutex);
-    if (state.has_row.load(std::memory_order_relaxed)) return;  // another thread was first
-    state.next = next;
-    state.has_row.store(true, std::memory_order_release);
+    if (state.has_classes.load(std::memory_order_relaxed)) return state;  // another was first
+    state.class_of = class_of;
+    state.num_allowed = static_cast<uint16_t>(num_allowed);
+    state.next = std::move(next);
+    state.first_byte = std::move(first_byte);
+    state.has_classes.store(true, std::memory_order_release);
+    return state;
+  }
+
+  // Computes, stores and returns the successor of class `c` of `state` (reached by
+  // path_[0, depth)): one Earley step on the class's first byte.
+  int32_t build_successor(State& state, uint8_t c, size_t depth) {
+    replay(depth);
+    AFM_CHECK(m_.accept_byte(state.first_byte[c]));
+    const int32_t t = intern(t_, m_, key_);
+    m_.rollback(1);
+    if (t == kReject) throw GenerationFull{};
+    state.next[c].store(t, std::memory_order_release);  // racing threads store the same id
+    return t;
   }
 
   Table& t_;
@@ -223,6 +283,7 @@ class MaskCache::Walk {
   std::string live_;
   std::vector<int32_t> stack_;  // state per trie depth on the current path
   std::vector<uint8_t> shadow_;  // walk_against_loop: the entry's loop state per depth, or kOut
+  size_t rows_used_ = 0;         // full_row(): rows of row_pool() handed out by this walk
 };
 
 bool MaskCache::fill(ByteMatcher& matcher, std::span<uint32_t> words) {
@@ -240,14 +301,12 @@ bool MaskCache::fill(ByteMatcher& matcher, std::span<uint32_t> words) {
   std::fill(words.begin(), words.end(), 0u);
   try {
     Walk walk(*table, matcher, words, &key);
-    const StateRow& row = walk.row(s, 0);
     FoundLoop loop;
     std::shared_ptr<const TokenVocabulary::LoopIndex> index;
-    auto row_of = [&walk](int32_t state, const std::string& path) -> const StateRow& {
-      walk.path_ = path;
-      return walk.row(state, path.size());
+    auto row_of = [&walk](int32_t state, const std::string& path, int min_allowed) {
+      return walk.full_row(state, path, min_allowed);
     };
-    if (find_loop(s, row, row_of, &loop)) index = vocabulary_.loop_index(loop.spec);
+    if (find_loop(s, row_of, &loop)) index = vocabulary_.loop_index(loop.spec);
     // Tokens starting with an entry byte come from the index (all-in ones as a bitmask, the
     // others by their remainder from the state they leave from); the rest by the main trie.
     ByteSet answered;

@@ -5,9 +5,10 @@
 //  - A state is ByteMatcher::state_key(): the part of the Earley chart that decides what is
 //    accepted from here on. Equal keys accept equal byte strings, so a state's successor per
 //    byte, and its whole token mask, can be memoised and reused at any position.
-//  - Successors are computed a row at a time: ByteMatcher::byte_classes() groups the allowed
-//    bytes that lead to equal states, so a row costs one Earley step per group (about 5 for
-//    JSON string content), not per byte. After that a trie edge is one array lookup.
+//  - Successors are computed a byte class at a time, when a walk first needs one:
+//    ByteMatcher::byte_classes() groups the allowed bytes that lead to equal states, so a class
+//    costs one Earley step, not one per byte, and classes no token steps into cost nothing.
+//    After that a trie edge is two array lookups.
 //  - Loops (loop_finder.h): nearby states on a cycle form a set S of at most 8 (string
 //    content with the middle-of-character states of multi-byte UTF-8, digit runs), in a
 //    canonical form, entered at the current state or at the member that agrees with it on
@@ -26,10 +27,11 @@
 // replays the walk's bytes on the caller's ByteMatcher.
 //
 // Thread safety: fill() may run concurrently from many threads on one MaskCache. Lookups and
-// inserts take a mutex briefly; the trie walk itself runs unlocked, reading rows that are
-// published once and never change (a per-state atomic flag). Two threads missing the same row
-// may both compute it; the first publication wins (equal content).
-// Memory: bounded per cache (Limits: 16k states of 1 KiB rows, 32 MiB of masks by default):
+// inserts take a mutex briefly; the trie walk itself runs unlocked, reading class maps that are
+// published once and never change (a per-state atomic flag) and successors that go from
+// "unknown" to their final value once (atomics). Two threads missing the same successor may
+// both compute it; they compute the same state id.
+// Memory: bounded per cache (Limits: 16k states of about 300 bytes, 32 MiB of masks by default):
 // past either bound the next fill() starts a fresh generation, while fills in flight finish on
 // the old one.
 // shared() keeps at most kMaxShared caches (least recently used dropped first) and drops those
@@ -91,10 +93,20 @@ class MaskCache {
   // States per storage chunk: small, so a new cache costs little memory to start.
   static constexpr size_t kChunkBits = 6;
 
+  static constexpr int32_t kUnknown = -2;  // a successor not computed yet
+
+  // A state's successors are computed lazily, a byte class at a time: the classes (allowed bytes
+  // scanned by the same items, plus one class of the rejected bytes) are found when the state
+  // is first reached, a class's successor when a walk first takes one of its bytes. Tries under
+  // a state use few of its classes (a key's declared-name prefixes rarely meet a multi-byte
+  // character), so most classes of most states are never stepped into.
   struct State {
-    std::atomic<bool> has_row{false};
-    std::array<int32_t, 256> next;  // successor state per byte, or kReject (once has_row)
-    std::atomic<const uint32_t*> mask{nullptr};  // memoised grammar-token mask, or null
+    std::atomic<bool> has_classes{false};
+    uint16_t num_allowed = 0;                      // bytes not rejected (once has_classes)
+    std::array<uint8_t, 256> class_of{};           // per byte: its class (once has_classes)
+    std::unique_ptr<std::atomic<int32_t>[]> next;  // per class: successor, kReject or kUnknown
+    std::unique_ptr<uint8_t[]> first_byte;         // per class: the byte stepped to compute it
+    std::atomic<const uint32_t*> mask{nullptr};    // memoised grammar-token mask, or null
   };
   struct KeyHash {
     size_t operator()(const std::vector<uint32_t>& key) const;
@@ -106,7 +118,7 @@ class MaskCache {
       return chunks[static_cast<size_t>(id) >> kChunkBits]
                    [static_cast<size_t>(id) & ((size_t{1} << kChunkBits) - 1)];
     }
-    std::mutex mutex;  // guards ids, chunk allocation, row and mask publication
+    std::mutex mutex;  // guards ids, chunk allocation, class map and mask publication
     std::unordered_map<std::vector<uint32_t>, int32_t, KeyHash> ids;
     std::vector<std::unique_ptr<State[]>> chunks;    // fixed size: never reallocated
     std::vector<std::unique_ptr<uint32_t[]>> masks;  // owners of the published masks
