@@ -48,6 +48,8 @@ class ByteMatcher {
   // The bytes accept_byte() would take now.
   ByteSet allowed_next_bytes() const;
   size_t consumed() const { return set_begin_.size() - 1; }
+  // Items in the current Earley set (for tests and diagnostics: the cost of the next step).
+  size_t current_set_size() const { return items_.size() - set_begin_.back(); }
 
   // Writes into *key a serialisation of the current set's items that scan a terminal next and,
   // following origin links, every item a future completion could advance: a graph whose nodes

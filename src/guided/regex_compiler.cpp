@@ -99,6 +99,17 @@ class Lowerer {
     }
   }
 
+  // The code points of a node that matches exactly one character from a class (`[a-z]`, or
+  // `[a-z]{1}` as trimming leaves `[a-z]+`), or null.
+  static const CodePointSet* single_class(const Node& n) {
+    if (n.kind == Node::Kind::kChars) return &n.chars;
+    if (n.kind == Node::Kind::kRepeat && n.min == 1 && n.max == 1) return single_class(n.kids[0]);
+    if ((n.kind == Node::Kind::kConcat || n.kind == Node::Kind::kAlt) && n.kids.size() == 1) {
+      return single_class(n.kids[0]);
+    }
+    return nullptr;
+  }
+
   // One top-level branch: strip its leading ^ / trailing $ and pad unanchored ends.
   RegexExpr lower_branch(Node branch, bool search) {
     bool anchored_start = !search, anchored_end = !search;
@@ -121,7 +132,16 @@ class Lowerer {
     // Earley sets grow with the text.
     if (body.min_chars == 0) return {any, 0, kUnbounded};
     std::vector<Expr> parts;
-    if (!anchored_start) parts.push_back(any);
+    const CodePointSet* single = kids.size() == 1 ? single_class(kids[0]) : nullptr;
+    if (!anchored_start && !anchored_end && single != nullptr && !single->complement().empty()) {
+      // Searching for one character class C: the first C is the match, so the padding before
+      // it is (not C)*. Same language, but unambiguous: with any* there, every further C is
+      // another possible match, each with its own trailing any*, and the Earley sets grow by
+      // an item per C in the text.
+      parts.push_back(b_.star(encode_char_class(b_, single->complement(), encoding_)));
+    } else if (!anchored_start) {
+      parts.push_back(any);
+    }
     parts.push_back(body.expr);
     if (!anchored_end) parts.push_back(any);
     return {b_.seq(std::move(parts)), body.min_chars, kUnbounded};

@@ -119,6 +119,27 @@ TEST(RegexCompiler, SearchStatesRepeat) {
   EXPECT_EQ(after_two, after_many);
 }
 
+// Searching for one character class pads the start with its complement (the first match is the
+// match), so further matching characters add no Earley items: the set after a thousand letters
+// is the set after two. The language is unchanged.
+TEST(RegexCompiler, SearchForOneClassKeepsTheEarleySetBounded) {
+  ByteMatcher m(compile_regex_grammar("[a-zA-Z]+", /*search=*/true));
+  ASSERT_TRUE(m.accept_bytes("1ab"));
+  const size_t after_two = m.current_set_size();
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(m.accept_bytes(i % 7 == 0 ? " " : "x"));
+  EXPECT_EQ(m.current_set_size(), after_two);
+  EXPECT_TRUE(search("[a-z]", "12a34"));
+  EXPECT_TRUE(search("[a-z]", "a"));
+  EXPECT_TRUE(search("[a-z]+", "\xc3\xa9\xc3\xa9z\xc3\xa9"));
+  EXPECT_FALSE(search("[a-z]", "1234"));
+  EXPECT_FALSE(search("[a-z]", ""));
+  EXPECT_FALSE(search("[a-z]", "\xc3\xa9"));
+  EXPECT_TRUE(search("[^a-z]", "abc1"));
+  EXPECT_FALSE(search("[^a-z]", "abc"));
+  EXPECT_TRUE(search("[\\s\\S]", "x"));
+  EXPECT_FALSE(search("[\\s\\S]", ""));
+}
+
 TEST(RegexCompiler, LengthBounds) {
   GrammarBuilder b;
   RegexExpr r = compile_regex(b, "^[a-z]{2,5}(x|yy)?$", CharEncoding::kUtf8, true);
