@@ -12,7 +12,9 @@
 // With GUIDED_BENCH_SLOW_US=N in the environment, every first-pass mask slower than N us is
 // reported on stderr with its task, position and the text before it (to see what is slow).
 // Prints one JSON object per task: {"name", "ok", "error", "compile_us", "mask_us": [...],
-// "rejected": number of sequences cut short because a token was not allowed}.
+// "rejected": number of sequences cut short because a token was not allowed, "loop_indexes":
+// loop indexes the vocabulary holds after the task (one more = a new loop shape, a vocabulary
+// pass inside some mask)}.
 // --sample prints one instance of the schema: a seeded random walk among the allowed tokens
 // (EOS once complete) that favours tokens closing strings and containers (see sample()); exit 1
 // if it does not end within MAX_TOKENS or the schema does not compile.
@@ -168,6 +170,7 @@ int main(int argc, char** argv) {
       out["mask_us"] = mask_us;
       if (passes > 1) out["mask_us_warm"] = mask_us_warm;
       out["rejected"] = rejected;
+      out["loop_indexes"] = vocab->num_loop_indexes();
       std::printf("%s\n", out.dump().c_str());
       std::fflush(stdout);
     }

@@ -189,32 +189,35 @@ bool find_loop(int32_t start, const RowLookup& row_of, FoundLoop* out) {
   const StateRow* start_row_ptr = row_of(start, std::string(), kMinLoopBytes);
   if (start_row_ptr == nullptr) return false;
   const StateRow& start_row = *start_row_ptr;
-  // The loop is explored from its entry: the start itself when it is on a cycle, else the
-  // state most of its bytes lead to (plain string content, after the first character of a
-  // key whose declared names constrain that character).
+  // The loop is explored from the state most of the start's bytes lead to: the start itself
+  // inside string content, the plain content loop after the first character of a key whose
+  // declared names constrain that character, the digit loop after a value's start. (Exploring
+  // from the start first wasted its whole neighbourhood, a row per wide state, wherever the
+  // start is not on the loop: every key start and value start.) The entry is the start when
+  // the exploration finds it on a cycle (a UTF-8 middle state leads to the next one, which
+  // leads back through plain content), else that state.
   thread_local Neighbourhood n;
   thread_local ExploredTargets explored;
-  explore(start, start_row, row_of, std::string(), &n);
+  const auto [d, via] = dominant_successor(start_row);
+  const std::string path = d == start ? std::string() : std::string(1, static_cast<char>(via));
+  const StateRow* d_row = d == start ? &start_row : row_of(d, path, kMinLoopBytes);
+  if (d_row == nullptr) return false;
+  explore(d, *d_row, row_of, path, &n);
   explored_targets(n, &explored);
-  std::vector<size_t> members = cycle_members(n, explored);
-  const bool start_is_entry = !members.empty() && members[0] == 0;
-  if (!start_is_entry) {
-    const auto [d, via] = dominant_successor(start_row);
-    const std::string path(1, static_cast<char>(via));
-    const StateRow* d_row = row_of(d, path, kMinLoopBytes);
-    if (d_row == nullptr) return false;
-    explore(d, *d_row, row_of, path, &n);
-    explored_targets(n, &explored);
-    members = cycle_members(n, explored);
-    if (members.empty() || members[0] != 0) return false;
-  }
+  const std::vector<size_t> members = cycle_members(n, explored);
+  const int start_index = n.index_of(start);
+  const auto start_member = std::find(members.begin(), members.end(),
+                                      static_cast<size_t>(start_index));
+  const bool start_is_entry = start_index >= 0 && start_member != members.end();
+  if (!start_is_entry && (members.empty() || members[0] != 0)) return false;
+  // The entry, as an index into members.
+  const size_t entry = start_is_entry ? static_cast<size_t>(start_member - members.begin()) : 0;
   const Targets targets = member_targets(n, explored, members);
   const std::vector<uint32_t> cls = equivalence_classes(targets);
   std::array<int, kMaxExplore> member_of;
   member_of.fill(-1);
   for (size_t k = 0; k < members.size(); ++k) member_of[members[k]] = static_cast<int>(k);
   // Entry bytes: in the loop from the entry, and the start goes to the same class there.
-  const size_t entry = 0;
   ByteSet entry_bytes;
   for (size_t b = 0; b < 256; ++b) {
     const int64_t mine = targets[entry][b];

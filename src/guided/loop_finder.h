@@ -5,17 +5,20 @@
 // where rejected; rows are computed lazily, so the finder asks for them by state id and the
 // bytes that lead there from the start).
 // Output (a FoundLoop):
-//  - spec: the loop in canonical form. Explored states on a cycle are the members; members
-//    that behave identically (same byte -> same outside state, or -> equivalent members) are
-//    merged, and the classes are numbered breadth-first from the entry class. Canonical specs
-//    make one index serve a loop wherever it occurs: every JSON string content, every digit
-//    run, in any schema and context.
+//  - spec: the loop in canonical form. The neighbourhood is explored from the state most of
+//    the start's bytes lead to (the start itself inside string content, plain content after
+//    the first letter of a key, the digit loop after a value's start), so a start that is not
+//    on the loop costs no rows of its own neighbourhood. Explored states on a cycle are the
+//    members; members that behave identically (same byte -> same outside state, or ->
+//    equivalent members) are merged, and the classes are numbered breadth-first from the entry
+//    class. Canonical specs make one index serve a loop wherever it occurs: every JSON string
+//    content, every digit run, in any schema and context.
 //  - entry: the class the start state is answered as. The start state itself when it is a
-//    member; otherwise the class that agrees with it on the most bytes (the first character of
-//    an object key, constrained by the declared names, then continues as plain string
-//    content). entry_bytes are the bytes on which the start state goes exactly where the entry
-//    class goes and stays in the loop: tokens starting with them are answered by the index;
-//    all others are the caller's to walk from the start state.
+//    member; otherwise the class of that most-taken successor (the first character of an
+//    object key, constrained by the declared names, then continues as plain string content).
+//    entry_bytes are the bytes on which the start state goes exactly where the entry class
+//    goes and stays in the loop: tokens starting with them are answered by the index; all
+//    others are the caller's to walk from the start state.
 //  - states/paths: a representative state per class and the bytes leading to it from the
 //    start (to rebuild its chart when its row is needed).
 // Correctness does not depend on which loop is found: members accept exactly the byte strings
