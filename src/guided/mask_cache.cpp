@@ -174,7 +174,8 @@ class MaskCache::Walk {
       const int32_t next = successor(stack_[d - 1], node.byte, d - 1);
       const uint8_t above = shadow_[d - 1];
       const uint8_t q = above == kOut ? kOut : loop.spec.next[above][node.byte];
-      if (q != kOut && next == loop.states[q]) {  // same state as the entry's: answers stand
+      if (q != kOut && next != kReject && same_as_loop_state(next, q, loop, d)) {
+        // the same state as the entry's, or one that accepts exactly what it does: answers stand
         i = node.subtree_end;
         continue;
       }
@@ -198,6 +199,53 @@ class MaskCache::Walk {
   std::string path_;
 
  private:
+  // Whether state `x`, reached by path_[0, depth), accepts exactly the byte strings loop class
+  // `q` accepts. By identity with the class's representative, or for a state whose allowed
+  // bytes all lead to one successor (the middle of a UTF-8 character entered from outside the
+  // loop: a key's first character is parsed by other rules than the characters after it, so
+  // those states are not the loop's own, though they behave alike) by comparing its bytes with
+  // the representative's and its successor, recursively, with the class those bytes lead to.
+  // Without it, every token starting with a multi-byte character was walked at a key's start
+  // (about 18k trie nodes per key start with Qwen2's vocabulary). Other states would need their
+  // whole row to compare, so they compare by identity only (exact either way: false just means
+  // the subtree is walked).
+  bool same_as_loop_state(int32_t x, uint8_t q, const FoundLoop& loop, size_t depth,
+                          int steps_left = 4) {
+    if (x == loop.states[q]) return true;
+    for (const auto& [state, cls, same] : equivalent_) {
+      if (state == x && cls == q) return same;
+    }
+    const bool same = steps_left > 0 && single_successor_matches(x, q, loop, depth, steps_left);
+    equivalent_.push_back({x, q, same});
+    return same;
+  }
+
+  bool single_successor_matches(int32_t x, uint8_t q, const FoundLoop& loop, size_t depth,
+                                int steps_left) {
+    State& sx = classes(x, depth);
+    if (sx.num_groups != 1) return false;
+    State& sm = t_.state(loop.states[q]);
+    if (!sm.has_classes.load(std::memory_order_acquire)) return false;
+    uint8_t next_class = kOut;  // the loop class x's bytes lead to from q
+    for (size_t b = 0; b < 256; ++b) {
+      const int32_t m_next = sm.next[sm.class_of[b]].load(std::memory_order_acquire);
+      if (sx.class_of[b] != 0) {  // x rejects b: so must q
+        if (m_next != kReject) return false;
+        continue;
+      }
+      const uint8_t qb = loop.spec.next[q][b];
+      if (m_next == kReject || m_next == kUnknown || qb == kOut) return false;
+      if (next_class != kOut && next_class != qb) return false;
+      next_class = qb;
+    }
+    if (next_class == kOut) return false;
+    const uint8_t byte = sx.first_byte[0];
+    if (path_.size() <= depth) path_.resize(depth + 1);
+    path_[depth] = static_cast<char>(byte);
+    const int32_t t = successor(x, byte, depth);
+    return same_as_loop_state(t, next_class, loop, depth + 1, steps_left - 1);
+  }
+
   static constexpr uint8_t kOut = TokenVocabulary::LoopSpec::kOut;
 
   // Full rows handed to the loop finder, reused across fills of this thread.
@@ -257,6 +305,7 @@ class MaskCache::Walk {
     if (state.has_classes.load(std::memory_order_relaxed)) return state;  // another was first
     state.class_of = class_of;
     state.num_allowed = static_cast<uint16_t>(num_allowed);
+    state.num_groups = static_cast<uint16_t>(num_groups);
     state.next = std::move(next);
     state.first_byte = std::move(first_byte);
     state.has_classes.store(true, std::memory_order_release);
@@ -283,6 +332,12 @@ class MaskCache::Walk {
   std::string live_;
   std::vector<int32_t> stack_;  // state per trie depth on the current path
   std::vector<uint8_t> shadow_;  // walk_against_loop: the entry's loop state per depth, or kOut
+  struct Equivalence {
+    int32_t state;
+    uint8_t loop_class;
+    bool same;
+  };
+  std::vector<Equivalence> equivalent_;  // same_as_loop_state() answers of this walk
   size_t rows_used_ = 0;         // full_row(): rows of row_pool() handed out by this walk
 };
 

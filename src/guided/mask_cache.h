@@ -103,6 +103,7 @@ class MaskCache {
   struct State {
     std::atomic<bool> has_classes{false};
     uint16_t num_allowed = 0;                      // bytes not rejected (once has_classes)
+    uint16_t num_groups = 0;                       // classes of allowed bytes (the first ones)
     std::array<uint8_t, 256> class_of{};           // per byte: its class (once has_classes)
     std::unique_ptr<std::atomic<int32_t>[]> next;  // per class: successor, kReject or kUnknown
     std::unique_ptr<uint8_t[]> first_byte;         // per class: the byte stepped to compute it
