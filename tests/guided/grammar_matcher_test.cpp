@@ -1,6 +1,10 @@
 // Grammar IR and the Earley byte matcher: construction, recursion, repetition, rollback.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "base/error.h"
 #include "guided/byte_matcher.h"
 #include "guided/grammar.h"
@@ -149,6 +153,65 @@ std::vector<uint32_t> key_after(const std::shared_ptr<const Grammar>& g, std::st
 // so the middle of a UTF-8 character is one state whichever character it is part of (the mask
 // layer's loops then have the same shape everywhere), while states with different futures keep
 // different keys.
+TEST(GrammarMatcher, ByteSetOperations) {
+  ByteSet a, b;
+  a.set_range('a', 'z');
+  b.set_range('x', 0x90);
+  EXPECT_EQ((a & b).count(), 3);  // x y z
+  EXPECT_EQ((a - b).count(), 23);
+  EXPECT_EQ((a & b).lowest(), 'x');
+  EXPECT_EQ(ByteSet().lowest(), 256);
+  std::vector<int> seen;
+  b.for_each([&](uint8_t byte) { seen.push_back(byte); });
+  ASSERT_EQ(seen.size(), static_cast<size_t>(b.count()));
+  EXPECT_EQ(seen.front(), 'x');
+  EXPECT_EQ(seen.back(), 0x90);
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+}
+
+// byte_classes() partitions the allowed bytes (by lowest byte), and every byte of a class leads
+// to the same state: the mask cache computes one successor per class.
+void expect_classes_partition(ByteMatcher& m) {
+  const std::vector<ByteSet> classes = m.byte_classes();
+  ByteSet all;
+  int total = 0;
+  for (size_t k = 0; k < classes.size(); ++k) {
+    ASSERT_FALSE(classes[k].empty());
+    if (k > 0) EXPECT_LT(classes[k - 1].lowest(), classes[k].lowest());
+    all |= classes[k];
+    total += classes[k].count();
+    std::vector<uint32_t> first_key, key;
+    classes[k].for_each([&](uint8_t byte) {
+      ASSERT_TRUE(m.accept_byte(byte));
+      m.state_key(first_key.empty() ? &first_key : &key);
+      m.rollback(1);
+      if (!key.empty()) EXPECT_EQ(key, first_key) << "byte " << int{byte};
+    });
+  }
+  EXPECT_EQ(total, all.count());  // disjoint
+  EXPECT_EQ(all, m.allowed_next_bytes());
+}
+
+TEST(GrammarMatcher, ByteClassesPartitionTheAllowedBytes) {
+  ByteMatcher json(compile_json_schema_text(
+      R"({"type":"object","properties":{"name":{"type":"string"},"n":{"type":"integer"}}})"));
+  expect_classes_partition(json);  // before the object
+  ASSERT_TRUE(json.accept_bytes("{\"n"));
+  expect_classes_partition(json);  // a declared name's prefix or any other key
+  ASSERT_TRUE(json.accept_bytes("a\":\"x\xc3"));
+  expect_classes_partition(json);  // inside a character of a string
+  // More distinct terminals than fit one 64-bit signature (the old limit).
+  GrammarBuilder b;
+  std::vector<Expr> options;
+  for (int c = 1; c <= 120; ++c) {
+    options.push_back(b.seq({b.literal(std::string(1, static_cast<char>(c))),
+                             b.literal(std::string(static_cast<size_t>(c % 3 + 1), 'z'))}));
+  }
+  ByteMatcher wide(b.build(b.rule("root", b.alt(std::move(options)))));
+  EXPECT_EQ(wide.byte_classes().size(), 120u);
+  expect_classes_partition(wide);
+}
+
 TEST(GrammarMatcher, StateKeysIdentifyEquivalentStates) {
   const auto g = compile_json_schema_text(R"({"type":"string"})");
   EXPECT_EQ(key_after(g, "\"\xc3"), key_after(g, "\"\xe0\xa0"));          // one byte left
