@@ -210,7 +210,7 @@ class MaskCache::Walk {
   // whole row to compare, so they compare by identity only (exact either way: false just means
   // the subtree is walked).
   bool same_as_loop_state(int32_t x, uint8_t q, const FoundLoop& loop, size_t depth,
-                          int steps_left = 4) {
+                          int steps_left = kMaxUtf8Continuations + 1) {
     if (x == loop.states[q]) return true;
     for (const auto& [state, cls, same] : equivalent_) {
       if (state == x && cls == q) return same;
@@ -247,6 +247,9 @@ class MaskCache::Walk {
   }
 
   static constexpr uint8_t kOut = TokenVocabulary::LoopSpec::kOut;
+  // same_as_loop_state() follows single-successor states at most this far: the middle of a
+  // UTF-8 character is at most three continuation bytes from its end.
+  static constexpr int kMaxUtf8Continuations = 3;
 
   // Full rows handed to the loop finder, reused across fills of this thread.
   static std::vector<std::unique_ptr<StateRow>>& row_pool() {

@@ -31,7 +31,8 @@
 // published once and never change (a per-state atomic flag) and successors that go from
 // "unknown" to their final value once (atomics). Two threads missing the same successor may
 // both compute it; they compute the same state id.
-// Memory: bounded per cache (Limits: 16k states of about 300 bytes, 32 MiB of masks by default):
+// Memory: bounded per cache (Limits: 16k states of about 300 bytes plus 5 per byte class, 32 MiB
+// of masks by default):
 // past either bound the next fill() starts a fresh generation, while fills in flight finish on
 // the old one.
 // shared() keeps at most kMaxShared caches (least recently used dropped first) and drops those
