@@ -65,6 +65,39 @@ TEST(GrammarMatcher, NullableRepetitionOfNullable) {
   EXPECT_FALSE(ByteMatcher::matches(g, "aaaab"));
 }
 
+// Repetitions of x?, x* and x+ keep their language, and a deep nest of them (what `x****` in
+// a grammar file gives) keeps the Earley set the size of one repetition's.
+TEST(GrammarMatcher, NestedRepetitionsKeepTheirLanguageAndStaySmall) {
+  auto language = [](auto make) {
+    GrammarBuilder b;
+    auto g = b.build(b.rule("r", b.seq({make(b, b.literal("a")), b.literal("b")})));
+    std::string out;
+    for (int n = 0; n <= 6; ++n) {
+      out += ByteMatcher::matches(g, std::string(static_cast<size_t>(n), 'a') + "b") ? '1' : '0';
+    }
+    return out;
+  };
+  using B = GrammarBuilder;
+  EXPECT_EQ(language([](B& b, Expr x) { return b.repeat(b.optional(x), 2, 3); }), "1111000");
+  EXPECT_EQ(language([](B& b, Expr x) { return b.repeat(b.optional(x), 2, kUnbounded); }),
+            "1111111");
+  EXPECT_EQ(language([](B& b, Expr x) { return b.repeat(b.star(x), 2, 3); }), "1111111");
+  EXPECT_EQ(language([](B& b, Expr x) { return b.repeat(b.plus(x), 2, 3); }), "0011111");
+  EXPECT_EQ(language([](B& b, Expr x) { return b.star(b.plus(x)); }), "1111111");
+  EXPECT_EQ(language([](B& b, Expr x) { return b.plus(b.plus(x)); }), "0111111");
+  EXPECT_EQ(language([](B& b, Expr x) { return b.repeat(b.repeat(x, 2, 3), 1, 2); }), "0011111");
+  GrammarBuilder fb, nb;
+  ByteMatcher flat(fb.build(fb.rule("r", fb.star(fb.literal("a")))));
+  Expr nested = nb.literal("a");
+  for (int i = 0; i < 140; ++i) nested = i % 2 ? nb.star(nested) : nb.plus(nested);
+  ByteMatcher deep(nb.build(nb.rule("r", nested)));
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(flat.accept_byte('a'));
+    ASSERT_TRUE(deep.accept_byte('a'));
+  }
+  EXPECT_EQ(deep.current_set_size(), flat.current_set_size());
+}
+
 TEST(GrammarMatcher, RejectLeavesStateAndRollbackRestores) {
   auto g = balanced_parens();
   ByteMatcher m(g);
