@@ -41,14 +41,31 @@ uint64_t min_encoded_size(ValueType t) {
   return 1;
 }
 
+// No real file is this large: a count needing more bytes is corruption, not truncation.
+constexpr uint64_t kMaxPlausibleBytes = uint64_t{1} << 48;
+
+// Throws when `count` items of at least `item_bytes` each cannot fit in the bytes left after
+// the count (read at `at`). A plausible count means the file was cut short, and the message
+// says so with both sizes; an impossible one is named as corrupt.
+void require_fits(const ByteReader& r, const std::string& what, uint64_t count, uint64_t item_bytes,
+                  uint64_t at) {
+  if (count <= r.remaining() / item_bytes) return;
+  const std::string head = what + " " + std::to_string(count);
+  if (count > kMaxPlausibleBytes / item_bytes) {
+    r.fail(head + " is absurd (the file has " + std::to_string(r.remaining()) + " bytes left)", at);
+  }
+  const uint64_t end = r.offset() + r.remaining();
+  throw_error(ErrorCode::kFormat, r.context() + ": file truncated at byte offset " +
+                                      std::to_string(end) + ": " + head + " (at byte offset " +
+                                      std::to_string(at) + ") needs at least " +
+                                      std::to_string(count * item_bytes) +
+                                      " more bytes, the file has " + std::to_string(r.remaining()));
+}
+
 std::string read_string(ByteReader& r, const char* what) {
   uint64_t at = r.offset();
   uint64_t len = r.read<uint64_t>(what);
-  if (len > r.remaining()) {
-    r.fail(std::string(what) + " length " + std::to_string(len) + " exceeds the " +
-               std::to_string(r.remaining()) + " bytes left",
-           at);
-  }
+  require_fits(r, std::string(what) + " length", len, 1, at);
   return std::string(r.read_bytes(len, what));
 }
 
@@ -65,11 +82,7 @@ Value read_array(ByteReader& r, int depth) {
   a.element_type = static_cast<ValueType>(raw_type);
   uint64_t count_at = r.offset();
   uint64_t count = r.read<uint64_t>("array length");
-  if (count > r.remaining() / min_encoded_size(a.element_type)) {
-    r.fail("array length " + std::to_string(count) + " cannot fit in the " +
-               std::to_string(r.remaining()) + " bytes left",
-           count_at);
-  }
+  require_fits(r, "array length", count, min_encoded_size(a.element_type), count_at);
   a.items.reserve(static_cast<size_t>(count));
   for (uint64_t i = 0; i < count; ++i) a.items.push_back(read_value(r, a.element_type, depth + 1));
   return Value(std::move(a));
@@ -139,6 +152,27 @@ void check_no_overlaps(const std::vector<TensorInfo>& tensors, const std::vector
   }
 }
 
+// A tensor whose bytes run past the data section (starting at `data_offset`). When they would
+// end at a plausible size the file was cut short (an interrupted download or copy), and the
+// message says where the data ends and where the file does.
+[[noreturn]] void fail_extent(const ByteReader& r, const TensorInfo& t, uint64_t data_offset,
+                              uint64_t at) {
+  const uint64_t file_size = r.offset() + r.remaining();
+  const std::string extent = "tensor '" + t.name + "' data [" + std::to_string(t.offset) + ", +" +
+                             std::to_string(t.n_bytes) + ")";
+  if (t.offset > kMaxPlausibleBytes || t.n_bytes > kMaxPlausibleBytes) {
+    r.fail(extent + " lies outside the " + std::to_string(file_size - data_offset) +
+               "-byte data section",
+           at);
+  }
+  const uint64_t end = data_offset + t.offset + t.n_bytes;
+  throw_error(ErrorCode::kFormat,
+              r.context() + ": file truncated at byte offset " + std::to_string(file_size) + ": " +
+                  extent + " (table entry at byte offset " + std::to_string(at) +
+                  ") ends at byte offset " + std::to_string(end) + ", " +
+                  std::to_string(end - file_size) + " bytes past the end of the file");
+}
+
 uint64_t align_up(uint64_t x, uint64_t alignment) {
   return (x + alignment - 1) / alignment * alignment;
 }
@@ -181,12 +215,8 @@ void File::parse_all(std::span<const uint8_t> bytes) {
   }
   uint64_t n_tensors = r.read<uint64_t>("tensor count");
   uint64_t n_kv = r.read<uint64_t>("metadata count");
-  // Each key-value needs >= 13 bytes (length, one key byte, type), each tensor >= 33.
-  if (n_kv > r.remaining() / 13)
-    r.fail("metadata count " + std::to_string(n_kv) + " is absurd", 16);
-  if (n_tensors > r.remaining() / 33) {
-    r.fail("tensor count " + std::to_string(n_tensors) + " is absurd", 8);
-  }
+  // Each key-value needs >= 13 bytes (length, one key byte, type); tensors are checked below.
+  require_fits(r, "metadata count", n_kv, 13, 16);
 
   metadata_.reserve(static_cast<size_t>(n_kv));
   for (uint64_t i = 0; i < n_kv; ++i) {
@@ -215,6 +245,8 @@ void File::parse_all(std::span<const uint8_t> bytes) {
     }
   }
 
+  // Each tensor entry needs >= 33 bytes (name length, one name byte, dims, one dim, type, offset).
+  require_fits(r, "tensor count", n_tensors, 33, 8);
   std::vector<uint64_t> info_at;  // where each tensor's entry starts, for error messages
   tensors_.reserve(static_cast<size_t>(n_tensors));
   for (uint64_t i = 0; i < n_tensors; ++i) {
@@ -262,7 +294,10 @@ void File::parse_all(std::span<const uint8_t> bytes) {
 
   data_offset_ = align_up(r.offset(), alignment_);
   if (n_tensors > 0 && data_offset_ > file_size_) {
-    r.fail("tensor data section starts past the end of the file", r.offset());
+    r.fail("file truncated: the tensor data section starts at byte offset " +
+               std::to_string(data_offset_) + ", past the file's end at byte offset " +
+               std::to_string(file_size_),
+           r.offset());
   }
   uint64_t data_size = data_offset_ <= file_size_ ? file_size_ - data_offset_ : 0;
   for (size_t i = 0; i < tensors_.size(); ++i) {
@@ -273,10 +308,7 @@ void File::parse_all(std::span<const uint8_t> bytes) {
              info_at[i]);
     }
     if (t.offset > data_size || t.n_bytes > data_size - t.offset) {
-      r.fail("tensor '" + t.name + "' data [" + std::to_string(t.offset) + ", +" +
-                 std::to_string(t.n_bytes) + ") lies outside the " + std::to_string(data_size) +
-                 "-byte data section",
-             info_at[i]);
+      fail_extent(r, t, data_offset_, info_at[i]);
     }
     t.data = bytes.data() + data_offset_ + t.offset;
   }

@@ -48,12 +48,89 @@ TEST(GgufReaderErrors, SmallValidFileParses) {
   EXPECT_EQ(f.tensors().size(), 1u);
 }
 
-TEST(GgufReaderErrors, EveryTruncationIsAnError) {
-  std::vector<uint8_t> full = small_valid_file();
-  for (size_t n = 0; n < full.size(); ++n) {
-    std::vector<uint8_t> prefix(full.begin(), full.begin() + static_cast<long>(n));
-    EXPECT_THROW(File::parse(prefix, "test.gguf"), Error) << "prefix of " << n << " bytes";
+// A file with every section non-trivial, and where each section ends.
+struct SectionedFile {
+  std::vector<uint8_t> bytes;
+  size_t header_end, kv_end, infos_end, data_start;
+};
+
+SectionedFile sectioned_file() {
+  GgufBytes b;
+  b.header(2, 3).kv_u32("general.alignment", 32);
+  b.str("general.name").u32(8).str("a model name");
+  b.str("tokens").u32(9).u32(8).u64(3).str("a").str("bb").str("ccc");
+  SectionedFile f;
+  f.header_end = 24;
+  f.kv_end = b.bytes().size();
+  b.tensor("first", {8, 2}, 0, 0).tensor("second", {4}, 0, 64);
+  f.infos_end = b.bytes().size();
+  b.pad_to(32);
+  f.data_start = b.bytes().size();
+  b.zeros(64 + 16);
+  f.bytes = b.bytes();
+  return f;
+}
+
+// Parses a prefix and returns the error, failing the test if there is none.
+Error parse_error(const std::vector<uint8_t>& bytes) {
+  try {
+    File::parse(bytes, "cut.gguf");
+  } catch (const Error& e) {
+    return e;
   }
+  ADD_FAILURE() << "a " << bytes.size() << "-byte prefix parsed";
+  return Error(ErrorCode::kInternal, "");
+}
+
+// Cutting the file anywhere (header, metadata, tensor table, padding, data) is a format error
+// that says the file is truncated; never a claim that a count is absurd.
+TEST(GgufReaderErrors, EveryCutSaysTruncated) {
+  const SectionedFile f = sectioned_file();
+  ASSERT_EQ(File::parse(f.bytes, "cut.gguf").tensors().size(), 2u);
+  ASSERT_LT(f.header_end, f.kv_end);
+  ASSERT_LT(f.kv_end, f.infos_end);
+  ASSERT_LT(f.infos_end, f.data_start);
+  for (size_t n = 0; n < f.bytes.size(); ++n) {
+    const Error e = parse_error({f.bytes.begin(), f.bytes.begin() + static_cast<long>(n)});
+    const std::string msg = e.what();
+    EXPECT_EQ(e.code(), ErrorCode::kFormat) << n << ": " << msg;
+    EXPECT_EQ(msg.rfind("cut.gguf: ", 0), 0u) << msg;
+    EXPECT_NE(msg.find("truncated"), std::string::npos) << n << ": " << msg;
+    EXPECT_NE(msg.find("byte offset"), std::string::npos) << n << ": " << msg;
+    EXPECT_EQ(msg.find("absurd"), std::string::npos) << n << ": " << msg;
+  }
+}
+
+// The counts in the header are checked first: a cut inside the metadata names the count that
+// no longer fits, the offset where the file ends, and the bytes needed vs. present.
+TEST(GgufReaderErrors, CutMetadataNamesSizes) {
+  const SectionedFile f = sectioned_file();
+  const Error e = parse_error({f.bytes.begin(), f.bytes.begin() + 40});
+  EXPECT_STREQ(e.what(),
+               "cut.gguf: file truncated at byte offset 40: metadata count 3 (at byte offset 16) "
+               "needs at least 39 more bytes, the file has 16");
+  const Error s = parse_error({f.bytes.begin(), f.bytes.begin() + 95});
+  EXPECT_NE(std::string(s.what()).find("file truncated at byte offset 95: string value length 12"),
+            std::string::npos)
+      << s.what();
+  const Error d =
+      parse_error({f.bytes.begin(), f.bytes.begin() + static_cast<long>(f.data_start) + 70});
+  EXPECT_NE(std::string(d.what()).find("tensor 'second' data [64, +16)"), std::string::npos)
+      << d.what();
+  EXPECT_NE(std::string(d.what()).find("10 bytes past the end of the file"), std::string::npos)
+      << d.what();
+}
+
+// The shipped model cut after 200 bytes (an interrupted download) is reported as truncated.
+TEST(GgufReaderErrors, ShippedModelCutShort) {
+  const std::string path = "models/afm-device-21m.gguf";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is absent";
+  MappedFile m = MappedFile::open(path);
+  ASSERT_GT(m.size(), 200u);
+  const Error e = parse_error({m.data(), m.data() + 200});
+  EXPECT_NE(std::string(e.what()).find("file truncated at byte offset 200: metadata count 26"),
+            std::string::npos)
+      << e.what();
 }
 
 TEST(GgufReaderErrors, BadMagicAndVersion) {
@@ -137,8 +214,9 @@ TEST(GgufReaderErrors, BadTensorInfos) {
   expect_format_error(with_tensor("t", {1, 1, 1, 1, 1}, 0, 0, 64), "5 dimensions");
   expect_format_error(with_tensor("t", {30}, 8, 0, 64), "not a multiple of the q8_0 block size");
   expect_format_error(with_tensor("t", {8}, 0, 16, 64), "not aligned");
-  expect_format_error(with_tensor("t", {8}, 0, 64, 64), "outside");
-  expect_format_error(with_tensor("t", {100}, 0, 0, 64), "outside");
+  expect_format_error(with_tensor("t", {8}, 0, 64, 64), "32 bytes past the end of the file");
+  expect_format_error(with_tensor("t", {100}, 0, 0, 64), "file truncated");
+  expect_format_error(with_tensor("t", {8}, 0, uint64_t{1} << 60, 64), "outside");
   expect_format_error(with_tensor("t", {uint64_t{1} << 40, uint64_t{1} << 40}, 0, 0, 64),
                       "overflows");
   expect_format_error(with_tensor("", {8}, 0, 0, 64), "empty tensor name");
