@@ -1,10 +1,15 @@
 #include "server/http_server.h"
 
 #include <httplib.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <string_view>
 #include <utility>
@@ -51,6 +56,50 @@ std::string usage_detail(const ChatResult& r) {
          " completion=" + std::to_string(r.completion_tokens) + " finish=" + r.finish_reason;
 }
 
+// cpp-httplib's default options set SO_REUSEPORT, which lets a second server bind a port that
+// is in use and take part of its connections. SO_REUSEADDR alone only allows rebinding over
+// connections in TIME_WAIT (a quick restart); Linux refuses it while a socket listens there.
+void listen_socket_options(socket_t sock) {
+  const int yes = 1;
+  setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+}
+
+// Why host:port cannot be bound, found by binding a probe socket with the server's options
+// (cpp-httplib reports only failure, and its clean-up may overwrite errno).
+std::string bind_failure_reason(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  if (const int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0) {
+    return std::string("cannot resolve the host: ") + gai_strerror(rc);
+  }
+  int err = 0;
+  const int fd = socket(found->ai_family, found->ai_socktype, found->ai_protocol);
+  if (fd < 0) {
+    err = errno;
+  } else {
+    listen_socket_options(fd);
+    if (::bind(fd, found->ai_addr, found->ai_addrlen) != 0) err = errno;
+    close(fd);
+  }
+  freeaddrinfo(found);
+  switch (err) {
+    case EADDRINUSE:
+      return "address already in use (another server is listening there)";
+    case EADDRNOTAVAIL:
+      return "address not available on this machine";
+    case EACCES:
+      return "permission denied (ports below 1024 need privileges)";
+    case 0:
+      return "the address could not be bound";
+    default:
+      return std::strerror(err);
+  }
+}
+
 }  // namespace
 
 class HttpServer::Impl {
@@ -60,6 +109,7 @@ class HttpServer::Impl {
     svr_.new_task_queue = [n = std::max(2, options_.http_threads)] {
       return new httplib::ThreadPool(static_cast<size_t>(n));
     };
+    svr_.set_socket_options(listen_socket_options);
     svr_.set_payload_max_length(options_.max_body_bytes);
     // Longer than HTTP clients' own idle expiry (httpx: 5 s), so a client never reuses a
     // connection the server is closing at that moment; an idle connection holds a worker.
@@ -259,8 +309,8 @@ void HttpServer::bind() {
   port_ = want == 0 ? impl_->svr_.bind_to_any_port(host)
                     : (impl_->svr_.bind_to_port(host, want) ? want : -1);
   if (port_ < 0) {
-    throw_error(ErrorCode::kIo, "cannot listen on " + host + ":" + std::to_string(want) +
-                                    " (address in use or not available)");
+    throw_error(ErrorCode::kIo, "cannot listen on " + host + ":" + std::to_string(want) + ": " +
+                                    bind_failure_reason(host, want));
   }
 }
 

@@ -49,7 +49,9 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Binds the listening socket; throws afm::Error(kIo) naming host and port when it cannot.
+  // Binds the listening socket; throws afm::Error(kIo) naming host:port and the reason when it
+  // cannot ("address already in use" while another socket listens there: the port is never
+  // shared, so a second server cannot take part of the first one's connections).
   void bind();
   // The bound port (after bind()).
   int port() const { return port_; }

@@ -256,5 +256,48 @@ TEST_F(HttpServerTest, StopCancelsRunningGenerations) {
   EXPECT_EQ(g_cancelled, before + 1);
 }
 
+// Expects bind() on `port` to fail with one line naming the address and the reason.
+void expect_port_busy(int port) {
+  HttpServerOptions o;
+  o.port = port;
+  o.log_requests = false;
+  HttpServer second(ServedModel{"fake", 1, fake_complete}, o);
+  try {
+    second.bind();
+    ADD_FAILURE() << "a second server bound the busy port " << port;
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(e.code(), ErrorCode::kIo);
+    EXPECT_NE(msg.find("127.0.0.1:" + std::to_string(port)), std::string::npos) << msg;
+    EXPECT_NE(msg.find("address already in use"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+}
+
+// A port held by a running server is not shared: connections would go to either of them.
+TEST_F(HttpServerTest, SecondServerOnTheSamePortFails) {
+  start();
+  expect_port_busy(server_->port());
+  EXPECT_EQ(client_->Get("/health")->status, 200);  // the first one still serves
+}
+
+// The same when the listener set SO_REUSEPORT itself (as servers built on cpp-httplib's
+// defaults do): sharing needs both sockets to ask for it, and ours does not.
+TEST(HttpServerBind, PortHeldWithReusePortFails) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  const int yes = 1;
+  ASSERT_EQ(setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &yes, sizeof yes), 0);
+  ASSERT_EQ(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes), 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(listen(fd, 4), 0);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  expect_port_busy(ntohs(a.sin_port));
+  close(fd);
+}
+
 }  // namespace
 }  // namespace afm::server
