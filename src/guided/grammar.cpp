@@ -18,7 +18,7 @@ int ByteSet::count() const {
 Expr GrammarBuilder::add(Node node) {
   if (nodes_.size() >= max_nodes_) {
     throw_error(ErrorCode::kUnsupported, "grammar too large (more than " +
-                                             std::to_string(max_nodes_) + " expression nodes)");
+                                             std::to_string(max_nodes_) + " expression nodes; budget: grammar size)");
   }
   nodes_.push_back(node);
   return Expr{static_cast<uint32_t>(nodes_.size() - 1)};
@@ -147,6 +147,10 @@ class GrammarBuilder::Lowering {
     return terminal(s);
   }
 
+  // The symbol standing for node `index` inside a production. Alternatives and repetitions get
+  // a nonterminal whose productions are added later from the worklist, so lowering never
+  // recurses: nesting depth is bounded only by memory (a 20,000-element prefixItems tuple nests
+  // 20,000 alternatives).
   Symbol symbol_for(uint32_t index) {
     const Node& n = b_.nodes_[index];
     if (n.kind == Kind::kBytes) return terminal(b_.sets_[n.a]);
@@ -155,23 +159,30 @@ class GrammarBuilder::Lowering {
     if (node_nt_[index] >= 0) return static_cast<Symbol>(node_nt_[index]);
     uint32_t nt = new_nt("_" + std::to_string(index));
     node_nt_[index] = nt;
-    add_productions(nt, index);
+    pending_.push_back({nt, index});
     return static_cast<Symbol>(nt);
   }
 
+  // Appends the symbols of node `index` read as a sequence: nested sequences and literals are
+  // inlined (with an explicit stack), anything else is one symbol.
   void append_seq(uint32_t index, std::vector<Symbol>& out) {
-    const Node& n = b_.nodes_[index];
-    switch (n.kind) {
-      case Kind::kEmpty:
-        return;
-      case Kind::kSeq:
-        for (uint32_t i = 0; i < n.count; ++i) append_seq(b_.kids_[n.first + i], out);
-        return;
-      case Kind::kLiteral:
-        for (uint32_t i = 0; i < n.count; ++i) out.push_back(byte_terminal(b_.text_[n.first + i]));
-        return;
-      default:
-        out.push_back(symbol_for(index));
+    seq_stack_.assign(1, index);
+    while (!seq_stack_.empty()) {
+      const uint32_t i = seq_stack_.back();
+      seq_stack_.pop_back();
+      const Node& n = b_.nodes_[i];
+      switch (n.kind) {
+        case Kind::kEmpty:
+          break;
+        case Kind::kSeq:
+          for (uint32_t k = n.count; k-- > 0;) seq_stack_.push_back(b_.kids_[n.first + k]);
+          break;
+        case Kind::kLiteral:
+          for (uint32_t k = 0; k < n.count; ++k) out.push_back(byte_terminal(b_.text_[n.first + k]));
+          break;
+        default:
+          out.push_back(symbol_for(i));
+      }
     }
   }
 
@@ -208,27 +219,52 @@ class GrammarBuilder::Lowering {
   const GrammarBuilder& b_;
   Grammar& g_;
   std::vector<int64_t> rule_nt_, node_nt_;
-  std::vector<std::pair<uint32_t, uint32_t>> pending_;
+  std::vector<std::pair<uint32_t, uint32_t>> pending_;  // (nonterminal, node) to lower
+  std::vector<uint32_t> seq_stack_;
   std::map<std::array<uint64_t, 4>, size_t> terminal_ids_;
 };
 
 namespace {
 
-// Least fixpoint of "nonterminal has a production whose symbols all satisfy `ok`".
-template <typename SymbolOk>
-std::vector<bool> fixpoint(const std::vector<Production>& prods, size_t n_nt, SymbolOk ok) {
+// Least fixpoint of "nonterminal has a production whose symbols all satisfy `ok`", where a
+// terminal's answer is `terminal_ok` and a nonterminal's is its own value. Linear in the
+// grammar's size (a worklist counting each production's unsatisfied symbols): a round-robin
+// iteration needs one pass per link of a chain, quadratic on a deeply nested schema.
+template <typename TerminalOk>
+std::vector<bool> fixpoint(const std::vector<Production>& prods, size_t n_nt,
+                           TerminalOk terminal_ok) {
   std::vector<bool> result(n_nt, false);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (const Production& p : prods) {
-      if (result[p.lhs]) continue;
-      bool holds = true;
-      if (p.repeat) {
-        holds = p.min == 0 || ok(p.rhs[0], result);
+  std::vector<uint32_t> missing(prods.size(), 0);
+  std::vector<std::vector<uint32_t>> users(n_nt);  // productions waiting on a nonterminal
+  std::vector<uint32_t> ready;                     // nonterminals just found true
+  auto settle = [&](uint32_t p) {
+    if (missing[p] == 0 && !result[prods[p].lhs]) {
+      result[prods[p].lhs] = true;
+      ready.push_back(prods[p].lhs);
+    }
+  };
+  for (uint32_t p = 0; p < prods.size(); ++p) {
+    const Production& prod = prods[p];
+    const size_t n = prod.repeat && prod.min == 0 ? 0 : prod.rhs.size();  // x{0,..} holds
+    bool blocked = false;
+    for (size_t i = 0; i < n; ++i) {
+      const Symbol s = prod.rhs[i];
+      if (is_terminal(s)) {
+        blocked = blocked || !terminal_ok(s);
       } else {
-        for (Symbol s : p.rhs) holds = holds && ok(s, result);
+        ++missing[p];
+        users[s].push_back(p);
       }
-      if (holds) result[p.lhs] = changed = true;
+    }
+    if (blocked) missing[p] = UINT32_MAX;  // never holds
+    settle(p);
+  }
+  while (!ready.empty()) {
+    const uint32_t nt = ready.back();
+    ready.pop_back();
+    for (uint32_t p : users[nt]) {
+      if (missing[p] != UINT32_MAX && missing[p] > 0) --missing[p];
+      settle(p);
     }
   }
   return result;
@@ -243,9 +279,8 @@ std::shared_ptr<const Grammar> GrammarBuilder::build(RuleId start) const {
   lowering.run();
 
   const size_t n_nt = g->nt_productions_.size();
-  auto productive = fixpoint(g->productions_, n_nt, [&](Symbol s, const std::vector<bool>& r) {
-    return is_terminal(s) ? !g->terminals_[terminal_index(s)].empty() : bool(r[s]);
-  });
+  auto productive = fixpoint(g->productions_, n_nt,
+                             [&](Symbol s) { return !g->terminals_[terminal_index(s)].empty(); });
   // Drop productions that cannot finish; a repetition of an unproductive symbol keeps only
   // its empty case.
   std::vector<Production> kept;
@@ -264,9 +299,7 @@ std::shared_ptr<const Grammar> GrammarBuilder::build(RuleId start) const {
     kept.push_back(std::move(p));
   }
   g->productions_ = std::move(kept);
-  g->nullable_ = fixpoint(g->productions_, n_nt, [](Symbol s, const std::vector<bool>& r) {
-    return !is_terminal(s) && r[s];
-  });
+  g->nullable_ = fixpoint(g->productions_, n_nt, [](Symbol) { return false; });
   g->number_suffixes();
   return g;
 }

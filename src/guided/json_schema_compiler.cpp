@@ -4,12 +4,14 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "guided/schema_budget.h"
 #include "guided/schema_compiler.h"
 
 namespace afm::guided {
 
 std::shared_ptr<const Grammar> compile_json_schema(const nlohmann::ordered_json& schema,
                                                    const JsonSchemaOptions& options) {
+  check_schema_budget(schema, options.budget);
   SchemaCompiler compiler(schema, options);
   return compiler.compile_root();
 }
@@ -60,6 +62,9 @@ std::shared_ptr<const Grammar> CompiledGrammarCache::get_or_compile(
     std::string_view schema_text, const JsonSchemaOptions& options) {
   std::string key = std::to_string(static_cast<int>(options.whitespace)) + ":" +
                     std::to_string(options.max_grammar_nodes) + ":" +
+                    std::to_string(options.budget.max_depth) + ":" +
+                    std::to_string(options.budget.max_values) + ":" +
+                    std::to_string(options.budget.max_branches) + ":" +
                     std::to_string(options.prefix.size()) + ":" + options.prefix +
                     std::to_string(options.suffix.size()) + ":" + options.suffix +
                     std::string(schema_text);

@@ -9,7 +9,11 @@
 //  - Output form (docs/guided.md has the full rules): canonical JSON — strings escaped as
 //    nlohmann::json::dump() does, numbers without leading zeros or "-0", object properties in
 //    schema declaration order (declared ones first, then required-only names, then others).
-//  - Schemas are untrusted: nesting depth and grammar size are bounded (kUnsupported).
+//  - Schemas are untrusted: before any work, the document's nesting, number of values and oneOf
+//    widths are checked against `budget` (schema_budget.h); during compilation, subschema
+//    nesting (128, $ref chains included) and the grammar's size (`max_grammar_nodes`) are
+//    bounded. Each exceeded bound throws kUnsupported naming it. Compile time is linear in the
+//    schema's size (no recursion over its width or nesting).
 // Thread safety: compile functions are reentrant; the returned Grammar is immutable and may be
 // shared across threads. CompiledGrammarCache is safe to call from any number of threads.
 #pragma once
@@ -24,6 +28,7 @@
 #include <unordered_map>
 
 #include "guided/grammar.h"
+#include "guided/schema_budget.h"
 
 namespace afm::guided {
 
@@ -35,6 +40,7 @@ enum class Whitespace {
 struct JsonSchemaOptions {
   Whitespace whitespace = Whitespace::kCompact;
   size_t max_grammar_nodes = 4u << 20;
+  SchemaBudget budget;
   // Literal text the grammar requires before and after the JSON value (for example the fence
   // around a tool-call array); empty by default.
   std::string prefix, suffix;

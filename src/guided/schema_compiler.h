@@ -84,6 +84,7 @@ class SchemaCompiler {
   JsonSchemaOptions piece_options() const {
     JsonSchemaOptions piece;
     piece.max_grammar_nodes = options_.max_grammar_nodes;
+    piece.budget = options_.budget;
     return piece;
   }
 

@@ -36,10 +36,25 @@ struct Member {
   bool required;
 };
 
-// Trie over property names (code points), for "a key that is none of these".
+// Trie over property names (code points), for "a key that is none of these". Flat, children
+// after their parent: built and consumed without recursion (a name may be as long as the
+// schema).
 struct KeyTrie {
-  bool terminal = false;
-  std::map<uint32_t, KeyTrie> kids;
+  struct Node {
+    bool terminal = false;
+    std::map<uint32_t, uint32_t> kids;  // code point -> node index
+  };
+  std::vector<Node> nodes{1};
+
+  void insert(const std::string& name) {
+    uint32_t at = 0;
+    for (uint32_t cp : decode_utf8(name)) {
+      auto [it, added] = nodes[at].kids.emplace(cp, static_cast<uint32_t>(nodes.size()));
+      if (added) nodes.emplace_back();
+      at = it->second;
+    }
+    nodes[at].terminal = true;
+  }
 };
 
 uint64_t count_keyword(const SchemaCompiler& c, const Json& schema, const std::string& pointer,
@@ -58,35 +73,68 @@ uint64_t count_keyword(const SchemaCompiler& c, const Json& schema, const std::s
 // additional members, with the total count in [min_props, max_props]. from(i, c): members i..
 // remain and c members were written (c == 0 also means no comma before the next one). Counts
 // saturate at `top()`: with no maxProperties, every count from max(minProperties, 1) on behaves
-// alike, so objects without count keywords need only "none yet" and "some". Memoised: the
-// expressions form a DAG of at most (members + 1) x (top + 1) nodes, built on demand.
+// alike, so objects without count keywords need only "none yet" and "some". The counts
+// reachable before member i form an interval; build() makes one expression per reachable
+// (i, c), from the last member back, without recursion (objects may declare tens of thousands
+// of members; the builder's node budget bounds the total).
 struct MemberChain {
   GrammarBuilder& b;
   Expr comma;
   const std::vector<Member>& members;
   const std::optional<Expr>& extra;
   uint64_t min_props, max_props;
-  std::map<std::pair<size_t, uint64_t>, Expr> memo;
+
+  struct Counts {  // the interval [lo, hi] of counts; empty when lo > hi
+    uint64_t lo = 0, hi = 0;
+    bool empty() const { return lo > hi; }
+  };
 
   bool bounded() const { return max_props != UINT64_MAX; }
   uint64_t top() const { return bounded() ? max_props : std::max<uint64_t>(min_props, 1); }
   uint64_t next(uint64_t c) const { return bounded() ? c + 1 : std::min(c + 1, top()); }
+  bool can_write(uint64_t c) const { return !bounded() || c < max_props; }
 
-  Expr from(size_t i, uint64_t c) {
-    const auto key = std::make_pair(i, c);
-    if (auto it = memo.find(key); it != memo.end()) return it->second;
-    Expr e = i == members.size() ? extras(c) : member(i, c);
-    memo.emplace(key, e);
-    return e;
+  // from(0, 0).
+  Expr build() {
+    const std::vector<Counts> reach = reachable_counts();
+    std::vector<Expr> after;  // from(i + 1, c) at index c - reach[i + 1].lo
+    const Counts& last = reach.back();
+    for (uint64_t c = last.lo; !last.empty() && c <= last.hi; ++c) after.push_back(extras(c));
+    for (size_t i = members.size(); i-- > 0;) {
+      std::vector<Expr> here;
+      for (uint64_t c = reach[i].lo; !reach[i].empty() && c <= reach[i].hi; ++c) {
+        here.push_back(member(i, c, after, reach[i + 1]));
+      }
+      after = std::move(here);
+    }
+    return after.empty() ? b.nothing() : after[0];
   }
 
-  Expr member(size_t i, uint64_t c) {
-    const Member& m = members[i];
-    Expr with = b.nothing();
-    if (!bounded() || c < max_props) {
-      with = b.seq({c == 0 ? b.empty() : comma, m.key_and_value, from(i + 1, next(c))});
+  std::vector<Counts> reachable_counts() const {
+    std::vector<Counts> reach(members.size() + 1);
+    for (size_t i = 0; i < members.size(); ++i) {
+      const Counts& at = reach[i];
+      Counts written{UINT64_MAX, 0};  // counts after writing member i, from writable counts
+      if (!at.empty() && can_write(at.lo)) {
+        written = {next(at.lo), next(can_write(at.hi) ? at.hi : max_props - 1)};
+      }
+      if (members[i].required || at.empty()) {
+        reach[i + 1] = written;
+      } else {
+        reach[i + 1] = written.empty() ? at
+                                       : Counts{std::min(at.lo, written.lo),
+                                                std::max(at.hi, written.hi)};
+      }
     }
-    return m.required ? with : b.alt({with, from(i + 1, c)});
+    return reach;
+  }
+
+  Expr member(size_t i, uint64_t c, const std::vector<Expr>& after, const Counts& next_counts) {
+    const Member& m = members[i];
+    auto from_next = [&](uint64_t count) { return after[count - next_counts.lo]; };
+    Expr with = b.nothing();
+    if (can_write(c)) with = b.seq({c == 0 ? b.empty() : comma, m.key_and_value, from_next(next(c))});
+    return m.required ? with : b.alt({with, from_next(c)});
   }
 
   // Additional members after the declared ones, so that the total stays within the bounds.
@@ -110,28 +158,37 @@ Expr SchemaCompiler::member_pair(const std::string& name, Expr value) {
 }
 
 Expr SchemaCompiler::key_not_in(const std::vector<std::string>& names) {
-  KeyTrie root;
-  for (const std::string& n : names) {
-    KeyTrie* node = &root;
-    for (uint32_t cp : decode_utf8(n)) node = &node->kids[cp];
-    node->terminal = true;
-  }
+  KeyTrie trie;
+  for (const std::string& n : names) trie.insert(n);
   const Expr quote = b_.literal("\"");
   const Expr rest = b_.seq({b_.star(any_char()), quote});
-  // Recursive lambda over trie nodes; depth is bounded by the longest name.
-  auto build = [&](auto&& self, const KeyTrie& node) -> Expr {
+  // "Any other character, then any rest": one expression per distinct set of letters used
+  // (leaves all share "any character"; a trie of 20,000 numbered names has a handful of sets).
+  std::map<std::vector<std::pair<uint32_t, uint32_t>>, Expr> other_char;
+  auto leave_trie = [&](const CodePointSet& used) {
+    auto [it, added] = other_char.try_emplace(used.ranges(), Expr{});
+    if (added) {
+      it->second =
+          b_.seq({encode_char_class(b_, used.complement(), CharEncoding::kJsonString), rest});
+    }
+    return it->second;
+  };
+  // Children have larger indexes than their parent: build from the last node back.
+  std::vector<Expr> built(trie.nodes.size());
+  for (size_t i = trie.nodes.size(); i-- > 0;) {
+    const KeyTrie::Node& node = trie.nodes[i];
     std::vector<Expr> options;
     if (!node.terminal) options.push_back(quote);
     CodePointSet used;
     for (const auto& [cp, kid] : node.kids) {
       used.add(cp, cp);
       options.push_back(
-          b_.seq({b_.literal(encode_code_point(cp, CharEncoding::kJsonString)), self(self, kid)}));
+          b_.seq({b_.literal(encode_code_point(cp, CharEncoding::kJsonString)), built[kid]}));
     }
-    options.push_back(b_.seq({encode_char_class(b_, used.complement(), CharEncoding::kJsonString), rest}));
-    return b_.alt(std::move(options));
-  };
-  return b_.seq({quote, build(build, root)});
+    options.push_back(leave_trie(used));
+    built[i] = b_.alt(std::move(options));
+  }
+  return b_.seq({quote, built[0]});
 }
 
 Expr SchemaCompiler::compile_object(const Json& schema, const std::string& pointer, int depth) {
@@ -160,8 +217,9 @@ Expr SchemaCompiler::compile_object(const Json& schema, const std::string& point
     names.push_back(name);
   }
   const std::string add_ptr = child_pointer(pointer, "additionalProperties");
+  std::set<std::string> named(names.begin(), names.end());
   for (const std::string& name : required) {  // required but undeclared: additional schema
-    if (props.contains(name) || std::count(names.begin(), names.end(), name)) continue;
+    if (!named.insert(name).second) continue;
     members.push_back({name, member_pair(name, compile(additional, add_ptr, depth + 1)), true});
     names.push_back(name);
   }
@@ -178,8 +236,8 @@ Expr SchemaCompiler::compile_object(const Json& schema, const std::string& point
     unsupported(pointer, "maxProperties", "bounds above 100000 are not supported");
   }
   if (min_props > kMaxItemsBound) unsupported(pointer, "minProperties", "bounds above 100000 are not supported");
-  MemberChain chain{b_, comma(), members, extra, min_props, max_props, {}};
-  return b_.seq({b_.literal("{"), chain.from(0, 0), b_.literal("}")});
+  MemberChain chain{b_, comma(), members, extra, min_props, max_props};
+  return b_.seq({b_.literal("{"), chain.build(), b_.literal("}")});
 }
 
 // patternProperties: a key matching a pattern takes that pattern's schema instead of

@@ -358,7 +358,8 @@ TEST(JsonSchemaCompiler, MalformedInputNeverCrashes) {
 }
 
 TEST(JsonSchemaCompiler, SpacedWhitespacePolicy) {
-  JsonSchemaOptions spaced{Whitespace::kSpaced};
+  JsonSchemaOptions spaced;
+  spaced.whitespace = Whitespace::kSpaced;
   auto g = compile(R"({"properties":{"a":{"type":"array"}},"required":["a"],"additionalProperties":false})",
                    spaced);
   EXPECT_TRUE(ok(g, R"({"a": [1, {"x": 2}]})"));

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Writes tests/data/guided/schema_fuzz_corpus/: seed inputs for schema_compile_fuzz.
+
+Extreme shapes a client may send (wide tuples, thousands of properties, deep nesting, long
+enums, long patterns and names, wide oneOf, long $ref chains) next to ordinary schemas using
+each supported keyword, so the fuzzer starts from both. Every seed stays under the 64 KiB the
+CI fuzz runs allow (-max_len=65536). Deterministic: a rerun writes the same bytes.
+"""
+import json
+import os
+
+OUT = "tests/data/guided/schema_fuzz_corpus"
+
+
+def nested(key, depth, leaf):
+    """Schema text nested `depth` levels (as text: Python's json recurses per level)."""
+    if key == "items":
+        head, tail = '{"type":"array","items":', "}"
+    else:
+        head, tail = '{"type":"object","properties":{"a":', "}}"
+    return head * depth + json.dumps(leaf) + tail * depth
+
+
+def ref_chain(n):
+    defs = {f"d{i}": {"$ref": f"#/$defs/d{i + 1}"} for i in range(n)}
+    defs[f"d{n}"] = {"type": "integer"}
+    return {"$defs": defs, "$ref": "#/$defs/d0"}
+
+
+SEEDS = {
+    "wide_prefix_items": {"type": "array", "prefixItems": [{}] * 10000},
+    "many_properties": {"type": "object",
+                        "properties": {f"p{i}": {"type": "string"} for i in range(2000)}},
+    "many_required": {"required": [f"r{i}" for i in range(3000)]},
+    "deep_items": nested("items", 2500, {}),
+    "deep_properties": nested("properties", 1500, {"type": "null"}),
+    "long_enum": {"enum": list(range(6000))},
+    "long_pattern": {"type": "string", "pattern": "^" + "[a-c]x?" * 6000 + "$"},
+    "long_name": {"properties": {"k" * 30000: {"type": "null"}},
+                  "additionalProperties": {"type": "integer"}},
+    "wide_one_of": {"oneOf": [{"const": i} for i in range(300)]},
+    "ref_chain": ref_chain(300),
+    "bounded_properties": {"properties": {f"p{i}": {} for i in range(500)},
+                           "maxProperties": 400, "minProperties": 3},
+    "ordinary_object": {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "minLength": 1, "maxLength": 40},
+            "age": {"type": "integer", "minimum": 0, "maximum": 150},
+            "email": {"type": "string", "format": "email"},
+            "tags": {"type": "array", "items": {"enum": ["a", "b"]}, "maxItems": 3},
+            "score": {"type": "number", "exclusiveMinimum": 0, "multipleOf": 0.5},
+        },
+        "required": ["name"],
+        "additionalProperties": False,
+    },
+    "combinators": {
+        "anyOf": [{"type": "null"}, {"allOf": [{"minimum": 1}, {"type": "integer"}]}],
+        "oneOf": [{"type": "integer"}, {"type": "null"}],
+        "dependentRequired": {"a": ["b"]},
+    },
+    "pattern_properties": {"patternProperties": {"^x[0-9]+$": {"type": "boolean"}},
+                           "additionalProperties": False},
+}
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    for name, schema in SEEDS.items():
+        text = schema if isinstance(schema, str) else json.dumps(schema, separators=(",", ":"))
+        assert len(text) <= 65536, (name, len(text))
+        with open(os.path.join(OUT, name + ".json"), "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()
