@@ -38,9 +38,11 @@ std::string pointer_of(const std::vector<Visit>& visits, size_t at) {
   return pointer;
 }
 
-[[noreturn]] void over_budget(const std::vector<Visit>& visits, size_t at, const std::string& what) {
-  throw_error(ErrorCode::kUnsupported, "json schema: " + what + " (at " +
-                                           short_pointer(pointer_of(visits, at)) + ")");
+[[noreturn]] void over_budget(const std::vector<Visit>& visits, size_t at, const std::string& what,
+                              const std::string& budget) {
+  throw_error(ErrorCode::kUnsupported, "json schema: " + what + " at " +
+                                           short_pointer(pointer_of(visits, at)) +
+                                           " (budget: " + budget + ")");
 }
 
 }  // namespace
@@ -60,8 +62,8 @@ void check_schema_budget(const Json& schema, const SchemaBudget& budget) {
     visits.push_back(v);
     if (visits.size() > budget.max_values) {
       over_budget(visits, visits.size() - 1,
-                  "the schema has more than " + std::to_string(budget.max_values) +
-                      " JSON values (budget: schema size)");
+                  "the schema has more than " + std::to_string(budget.max_values) + " JSON values",
+                  "schema size");
     }
     stack.push_back(visits.size() - 1);
   };
@@ -71,15 +73,17 @@ void check_schema_budget(const Json& schema, const SchemaBudget& budget) {
     stack.pop_back();
     const Visit v = visits[at];
     if (v.depth > budget.max_depth) {
-      over_budget(visits, at, "the schema nests deeper than " + std::to_string(budget.max_depth) +
-                                  " levels (budget: schema depth)");
+      over_budget(visits, at,
+                  "the schema nests deeper than " + std::to_string(budget.max_depth) + " levels",
+                  "schema depth");
     }
     if (v.value->is_object()) {
       for (auto it = v.value->begin(); it != v.value->end(); ++it) {
         if (it.key() == "oneOf" && it->is_array() && it->size() > budget.max_branches) {
-          over_budget(visits, at, "oneOf has " + std::to_string(it->size()) + " branches, more than " +
-                                      std::to_string(budget.max_branches) +
-                                      " (budget: oneOf branches, compared pairwise)");
+          over_budget(visits, at,
+                      "oneOf has " + std::to_string(it->size()) + " branches, more than " +
+                          std::to_string(budget.max_branches),
+                      "oneOf branches, compared pairwise");
         }
         add({&*it, at, &it.key(), 0, v.depth + 1});
       }

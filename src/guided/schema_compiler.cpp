@@ -159,8 +159,8 @@ Expr SchemaCompiler::compile(const Json& schema, const std::string& pointer, int
   if (depth > kMaxDepth) {
     throw_error(ErrorCode::kUnsupported,
                 "json schema: subschemas nest deeper than " + std::to_string(kMaxDepth) +
-                    " levels, $ref chains included (budget: subschema depth; at " +
-                    short_pointer(pointer) + ")");
+                    " levels ($ref chains included) at " + short_pointer(pointer) +
+                    " (budget: subschema depth)");
   }
   if (schema.is_boolean()) return schema.get<bool>() ? any_value() : b_.nothing();
   if (!schema.is_object()) {
