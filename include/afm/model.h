@@ -16,7 +16,7 @@ class LoadedModel;
 
 struct ModelOptions {
   int64_t context_size = 0;  // tokens per session; 0: the model's training context, at most 4096
-  int threads = 0;           // per session; 0: the cores available to this process
+  int threads = 0;           // per session; 0: the physical cores available to this process
 };
 
 struct Availability {

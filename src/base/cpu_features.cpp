@@ -125,14 +125,4 @@ std::string describe(const CpuFeatures& f) {
   return s.empty() ? "scalar" : s;
 }
 
-int available_cores() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    const int n = CPU_COUNT(&set);
-    if (n > 0) return n;
-  }
-  const unsigned n = std::thread::hardware_concurrency();
-  return n > 0 ? static_cast<int>(n) : 1;
-}
-
 }  // namespace afm

@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "base/cpu_count.h"  // available_cores(), physical_cores()
+
 namespace afm {
 
 struct CpuFeatures {
@@ -29,8 +31,5 @@ bool request_amx_permission();
 
 // "avx512 vnni" style summary for logs and `afm info`.
 std::string describe(const CpuFeatures& features);
-
-// Number of hardware threads available to this process (affinity-aware).
-int available_cores();
 
 }  // namespace afm

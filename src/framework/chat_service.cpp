@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <mutex>
 
+#include "base/cpu_count.h"
 #include "base/error.h"
 #include "framework/response_decoder.h"
 #include "framework/sequence.h"
@@ -45,10 +46,12 @@ void check_roles(const std::vector<ChatMessage>& messages) {
 class ChatService::Slots {
  public:
   Slots(const LoadedModel& model, const ChatServiceOptions& o) {
+    const int n_slots = std::max(1, o.n_slots);
     model::ContextOptions c;
     c.n_ctx = o.n_ctx;
-    c.n_threads = o.n_threads;
-    for (int i = 0; i < std::max(1, o.n_slots); ++i) {
+    // Slots run at once: sharing the cores keeps their thread pools from oversubscribing them.
+    c.n_threads = o.n_threads > 0 ? o.n_threads : std::max(1, physical_cores() / n_slots);
+    for (int i = 0; i < n_slots; ++i) {
       sequences_.push_back(std::make_unique<Sequence>(model.weights(), c));
       busy_.push_back(false);
     }

@@ -69,7 +69,7 @@ struct ChatResult {
 struct ChatServiceOptions {
   int n_slots = 1;        // concurrent sequences (each holds a KV cache of n_ctx)
   int64_t n_ctx = 0;      // 0: the model's training context, at most 4096
-  int n_threads = 0;      // per running request; 0: all cores
+  int n_threads = 0;      // per running request; 0: the physical cores / n_slots (at least 1)
 };
 
 class ChatService {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "base/cpu_features.h"
+#include "base/cpu_count.h"
 #include "base/error.h"
 
 namespace afm::model {
@@ -17,7 +17,7 @@ namespace {
 
 Context::Context(std::shared_ptr<const Model> model, const ContextOptions& options)
     : model_(std::move(model)),
-      pool_(options.n_threads > 0 ? options.n_threads : available_cores()),
+      pool_(options.n_threads > 0 ? options.n_threads : physical_cores()),
       n_batch_(options.n_batch) {
   if (options.n_batch <= 0) throw_error(ErrorCode::kInvalidArgument, "batch size must be > 0");
   StateOptions so;

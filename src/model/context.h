@@ -17,7 +17,7 @@ namespace afm::model {
 
 struct ContextOptions {
   int64_t n_ctx = 0;      // 0: the model's training context, at most 4096
-  int n_threads = 0;      // 0: the cores available to this process
+  int n_threads = 0;      // 0: physical_cores() (base/cpu_count.h)
   int64_t n_batch = 512;  // tokens per forward() call during prefill
   ops::KvType kv_type = ops::KvType::kF16;
   bool full_prefill = false;       // see StateOptions (benchmarks)
