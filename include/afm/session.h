@@ -9,6 +9,8 @@
 // Thread safety: one request at a time per session; a second concurrent request throws
 // GenerationError(kConcurrentRequests). Different sessions run independently.
 // Errors: every failure is a GenerationError (see errors.h) and leaves the session as it was.
+// A full context is kExceededContextWindowSize ("context full: N of M tokens"), or, with
+// ContextOverflow::kDropOldestTurns, makes the model stop seeing the oldest turns.
 #pragma once
 
 #include <functional>
@@ -39,6 +41,18 @@ struct Response {
   T content;
   std::vector<TranscriptEntry> entries;  // what this request appended to the transcript
   Usage usage;
+};
+
+// What a request does when the conversation and its new prompt do not fit the context.
+enum class ContextOverflow {
+  // GenerationError(kExceededContextWindowSize) "context full: N of M tokens"; the session is
+  // unchanged and later requests that fit still work (the Swift framework's behaviour).
+  kError,
+  // The oldest turns after the instructions leave the model's view (transcript() keeps them)
+  // until the prompt, with room for the response (maximum_response_tokens, else a quarter of
+  // the context), fits in at most half the context. The instructions and the current turn are
+  // always shown; a current turn that alone does not fit is still kExceededContextWindowSize.
+  kDropOldestTurns,
 };
 
 class LanguageModelSession {
@@ -93,6 +107,8 @@ class LanguageModelSession {
 
   // Checks every later request's prompt and response (nullptr: none).
   void set_guardrail(std::shared_ptr<Guardrail> guardrail);
+  // How later requests handle a full context (default kError). Not while responding.
+  void set_context_overflow(ContextOverflow policy);
 
   const Transcript& transcript() const;
   bool is_responding() const;

@@ -1,5 +1,7 @@
 // LanguageModelSession (include/afm/session.h): the transcript, the tokens of its rendering
-// (`committed_`, exactly what the KV cache should hold) and the turn loop with tools.
+// (`committed_`, exactly what the KV cache should hold), which turns of it the model still sees
+// (ContextOverflow) and the turn loop with tools.
+#include <algorithm>
 #include <atomic>
 
 #include "afm/session.h"
@@ -28,9 +30,11 @@ class LanguageModelSession::Impl {
     loaded_ = model_.loaded();
     if (!model_.is_available()) return;
     tmpl_ = &*loaded_->chat_template();
-    committed_ = encode(tmpl_->render(transcript_messages(transcript_), false,
-                                      extras_for_tools()),
-                        true);
+    while (shown_from_ < transcript_.size() &&
+           transcript_[shown_from_].kind == TranscriptEntry::Kind::kInstructions) {
+      ++shown_from_;
+    }
+    committed_ = render_shown(shown_from_);
   }
 
   // One request: a user turn, then model calls (and tool rounds) until the model answers.
@@ -41,7 +45,6 @@ class LanguageModelSession::Impl {
     require_available();
     if (guardrail_) guardrail_->check_prompt(prompt);
     std::shared_ptr<const guided::Grammar> answer = schema ? compile_answer(*schema) : nullptr;
-    std::vector<int32_t> tokens = committed_;
     std::vector<TranscriptEntry> entries;
     entries.push_back(prompt_entry(prompt, schema, show_schema));
     PromptExtras extras;
@@ -50,20 +53,23 @@ class LanguageModelSession::Impl {
       extras.response_name = schema->name();
       extras.response_description = schema->description();
     }
-    append(tokens, encode(tmpl_->render({{"user", prompt}}, true, extras), tokens.empty()));
+    // The earlier turns the model sees (changed only on success) and this request's tokens.
+    Window window{shown_from_, committed_};
+    std::vector<int32_t> turn = encode(tmpl_->render({{"user", prompt}}, true, extras), false);
     Usage usage;
     for (int round = 0;; ++round) {
       const bool tools_allowed = !tool_specs_.empty() && round < kMaxToolRounds;
+      fit(window, turn.size(), options);
+      std::vector<int32_t> tokens = window.tokens;
+      append(tokens, turn);
       DecodeResult r = call_model(tokens, answer, tools_allowed, options, usage, on_text);
-      append(tokens, r.tokens);
+      append(turn, r.tokens);
       if (r.finish_reason == "tool_calls") {
-        run_tools(r.tool_calls, tokens, entries);
+        run_tools(r.tool_calls, turn, entries);
         continue;
       }
       if (r.finish_reason == "length" && sequence().full()) {
-        throw GenerationError(GenerationErrorKind::kExceededContextWindowSize,
-                              "the response filled the context window (" +
-                                  std::to_string(sequence().n_ctx()) + " tokens)");
+        throw context_full(sequence().n_ctx(), " (the response filled it)");
       }
       if (answer && !r.answer_complete) {
         throw GenerationError(GenerationErrorKind::kDecodingFailure,
@@ -71,9 +77,11 @@ class LanguageModelSession::Impl {
                               "complete");
       }
       if (guardrail_) guardrail_->check_response(r.text);
-      append(tokens, encode(tmpl_->assistant_suffix(), false));
+      append(turn, encode(tmpl_->assistant_suffix(), false));
       entries.push_back(TranscriptEntry{TranscriptEntry::Kind::kResponse, r.text});
-      committed_ = std::move(tokens);
+      committed_ = std::move(window.tokens);
+      append(committed_, turn);
+      shown_from_ = window.shown_from;
       transcript_.insert(transcript_.end(), entries.begin(), entries.end());
       GeneratedContent content = answer ? GeneratedContent(parse_json(r.text)) : GeneratedContent(r.text);
       return {std::move(content), std::move(entries), usage};
@@ -84,15 +92,18 @@ class LanguageModelSession::Impl {
     Busy busy(responding_);
     require_available();
     std::vector<int32_t> tokens = committed_;
-    append(tokens, encode(open_turn(*tmpl_, "user") + prefix, tokens.empty()));
-    try {
-      sequence().warm(tokens);
-    } catch (const Error& e) {
-      throw GenerationError(GenerationErrorKind::kExceededContextWindowSize, e.what());
+    append(tokens, encode(open_turn(*tmpl_, "user") + prefix, false));
+    if (static_cast<int64_t>(tokens.size()) > sequence().n_ctx()) {
+      throw context_full(static_cast<int64_t>(tokens.size()));
     }
+    sequence().warm(tokens);
   }
 
   void set_guardrail(std::shared_ptr<Guardrail> g) { guardrail_ = std::move(g); }
+  void set_context_overflow(ContextOverflow policy) {
+    Busy busy(responding_);
+    overflow_ = policy;
+  }
   const Transcript& transcript() const { return transcript_; }
   bool responding() const { return responding_.load(); }
   const SystemLanguageModel& model() const { return model_; }
@@ -115,6 +126,53 @@ class LanguageModelSession::Impl {
     if (!model_.is_available()) {
       throw GenerationError(GenerationErrorKind::kUnavailable, model_.availability().reason);
     }
+  }
+
+  // The tokens of the instructions and of the transcript's entries from `shown_from` on.
+  struct Window {
+    size_t shown_from;
+    std::vector<int32_t> tokens;
+  };
+
+  std::vector<int32_t> render_shown(size_t shown_from) const {
+    Transcript shown;
+    for (size_t i = 0; i < transcript_.size(); ++i) {
+      if (i >= shown_from || transcript_[i].kind == TranscriptEntry::Kind::kInstructions) {
+        shown.push_back(transcript_[i]);
+      }
+    }
+    return encode(tmpl_->render(transcript_messages(shown), false, extras_for_tools()), true);
+  }
+
+  GenerationError context_full(int64_t needed, const std::string& detail = {}) {
+    return GenerationError(GenerationErrorKind::kExceededContextWindowSize,
+                           "context full: " + std::to_string(needed) + " of " +
+                               std::to_string(sequence().n_ctx()) + " tokens" + detail);
+  }
+
+  // Makes the window and `turn_tokens` fit the context, dropping the window's oldest turns
+  // when the policy allows (ContextOverflow in session.h); else kExceededContextWindowSize.
+  void fit(Window& window, size_t turn_tokens, const GenerationOptions& options) {
+    const int64_t n_ctx = sequence().n_ctx();
+    auto needed = [&] { return static_cast<int64_t>(window.tokens.size() + turn_tokens); };
+    if (overflow_ == ContextOverflow::kDropOldestTurns) {
+      const int64_t room = std::max<int64_t>(options.maximum_response_tokens.value_or(n_ctx / 4), 1);
+      const int64_t target = std::min(n_ctx / 2, n_ctx - room);
+      if (needed() + room > n_ctx) {
+        while (needed() > target && window.shown_from < transcript_.size()) {
+          window.shown_from = next_turn(window.shown_from);
+          window.tokens = render_shown(window.shown_from);
+        }
+      }
+    }
+    if (needed() > n_ctx) throw context_full(needed());
+  }
+
+  // The index of the turn after the one at `i` (a turn starts with its prompt).
+  size_t next_turn(size_t i) const {
+    ++i;
+    while (i < transcript_.size() && transcript_[i].kind != TranscriptEntry::Kind::kPrompt) ++i;
+    return i;
   }
 
   Sequence& sequence() {
@@ -215,7 +273,9 @@ class LanguageModelSession::Impl {
   std::vector<std::shared_ptr<Tool>> tools_;
   std::vector<ChatToolSpec> tool_specs_;
   Transcript transcript_;
-  std::vector<int32_t> committed_;  // tokens of the transcript's rendering
+  size_t shown_from_ = 0;  // the first entry after the instructions that the model sees
+  std::vector<int32_t> committed_;  // tokens of the rendering of what the model sees
+  ContextOverflow overflow_ = ContextOverflow::kError;
   std::unique_ptr<Sequence> sequence_;
   std::atomic<bool> responding_{false};
   guided::CompiledGrammarCache grammars_{16};
@@ -274,6 +334,9 @@ Response<GeneratedContent> LanguageModelSession::stream_response(
 void LanguageModelSession::prewarm(const std::string& prompt_prefix) { impl_->prewarm(prompt_prefix); }
 void LanguageModelSession::set_guardrail(std::shared_ptr<Guardrail> guardrail) {
   impl_->set_guardrail(std::move(guardrail));
+}
+void LanguageModelSession::set_context_overflow(ContextOverflow policy) {
+  impl_->set_context_overflow(policy);
 }
 const Transcript& LanguageModelSession::transcript() const { return impl_->transcript(); }
 bool LanguageModelSession::is_responding() const { return impl_->responding(); }

@@ -222,6 +222,72 @@ TEST(Session, ErrorsLeaveTheSessionUsable) {
   EXPECT_NO_THROW(roomy.respond<Person>("Ana, 30, nurse, Lisbon."));
 }
 
+std::string error_message(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const GenerationError& e) {
+    EXPECT_EQ(e.kind(), GenerationErrorKind::kExceededContextWindowSize) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "no GenerationError";
+  return {};
+}
+
+TEST(Session, AFullContextIsOneErrorNamingTheCountsAndTheSessionGoesOn) {
+  SystemLanguageModel small(kModel, {.context_size = 32});
+  LanguageModelSession session(small);
+  // A prompt that does not fit.
+  const std::string too_long = error_message([&] { session.respond(std::string(400, 'a')); });
+  EXPECT_EQ(too_long.rfind("context full: ", 0), 0u) << too_long;
+  EXPECT_NE(too_long.find(" of 32 tokens"), std::string::npos) << too_long;
+  // A response that fills what is left (greedy: the answer to "hi" is longer than that).
+  const std::string filled = error_message([&] { session.respond("hi"); });
+  EXPECT_EQ(filled.rfind("context full: 32 of 32 tokens", 0), 0u) << filled;
+  EXPECT_TRUE(session.transcript().empty());
+  EXPECT_NO_THROW(session.respond("hi", short_greedy(4)));
+  EXPECT_EQ(session.transcript().size(), 2u);
+}
+
+TEST(Session, DroppingTheOldestTurnsKeepsALongConversationGoing) {
+  SystemLanguageModel model(kModel, {.context_size = 128});
+  const std::vector<std::string> prompts = {"Name a color.", "Name a fruit.", "Name a city.",
+                                            "Name an animal.", "Name a country.", "Name a tree."};
+  LanguageModelSession strict(model, {}, "You are a helpful assistant.");
+  bool refused = false;
+  for (int i = 0; i < 12 && !refused; ++i) {
+    try {
+      strict.respond(prompts[i % prompts.size()], short_greedy(12));
+    } catch (const GenerationError& e) {
+      refused = e.kind() == GenerationErrorKind::kExceededContextWindowSize;
+    }
+  }
+  ASSERT_TRUE(refused) << "the conversation should outgrow 128 tokens";
+
+  LanguageModelSession sliding(model, {}, "You are a helpful assistant.");
+  sliding.set_context_overflow(ContextOverflow::kDropOldestTurns);
+  int64_t previous_prompt = 0;
+  int drops = 0, reused_after_a_drop = 0;
+  for (int i = 0; i < 12; ++i) {
+    const Response<std::string> r = sliding.respond(prompts[i % prompts.size()], short_greedy(12));
+    // Room for the response is kept: the prompt never passes 128 - 12 tokens.
+    EXPECT_LE(r.usage.prompt_tokens + 12, 128) << "turn " << i;
+    if (r.usage.prompt_tokens < previous_prompt) {
+      ++drops;  // what follows the instructions was evaluated again
+    } else if (drops > 0 && r.usage.prefilled_tokens < r.usage.prompt_tokens) {
+      ++reused_after_a_drop;  // later turns reuse the cache again
+    }
+    previous_prompt = r.usage.prompt_tokens;
+  }
+  EXPECT_GT(drops, 0);
+  EXPECT_GT(reused_after_a_drop, 0);
+  EXPECT_EQ(sliding.transcript().size(), 1u + 2 * 12);  // the transcript keeps every turn
+  EXPECT_EQ(sliding.transcript()[0].kind, TranscriptEntry::Kind::kInstructions);
+  // A turn that alone does not fit is still refused, and the session goes on.
+  EXPECT_EQ(error_message([&] { sliding.respond(std::string(2000, 'a')); }).rfind("context full", 0),
+            0u);
+  EXPECT_NO_THROW(sliding.respond("Name a color.", short_greedy(4)));
+}
+
 class NoSecrets : public Guardrail {
  public:
   void check_prompt(const std::string& p) override {
