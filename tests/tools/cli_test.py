@@ -77,7 +77,8 @@ def test_errors(tmp):
     r = run("info", bad)
     assert r.returncode == 1 and "byte offset" in r.stderr, r.stderr
     usage = run("info")
-    assert usage.returncode != 0 and "required" in usage.stderr.lower(), usage.stderr
+    assert usage.returncode == 2 and "required" in usage.stderr.lower(), usage.stderr
+    assert usage.stderr.count("\n") == 1, usage.stderr
 
 
 def test_tokenize(tmp):
@@ -92,7 +93,7 @@ def test_tokenize(tmp):
     r = run("tokenize", "--tokenizer", tok, "-f", text, "--json", "--lines")
     assert r.returncode == 0 and len(r.stdout.splitlines()) == 3 and r.stdout.splitlines()[1] == "[]"
     bad = run("tokenize", "-p", "x")
-    assert bad.returncode == 1 and "needs -m MODEL or --tokenizer" in bad.stderr, bad.stderr
+    assert bad.returncode == 2 and "needs -m MODEL or --tokenizer" in bad.stderr, bad.stderr
     worse = run("tokenize", "--tokenizer", os.path.join(tmp, "nope.json"), "-p", "x")
     assert worse.returncode == 1 and "nope.json" in worse.stderr, worse.stderr
 

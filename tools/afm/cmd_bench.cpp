@@ -15,6 +15,7 @@
 #include "command.h"
 #include "engine_options.h"
 #include "gguf/types.h"
+#include "option_checks.h"
 
 namespace afm::cli {
 namespace {
@@ -137,11 +138,11 @@ void setup_bench(CLI::App& root) {
   CLI::App* cmd = root.add_subcommand("bench", "Measure prompt processing and generation speed");
   add_engine_options(cmd, a->engine);
   cmd->add_option("-p,--n-prompt", a->n_prompt, "Prompt tokens (pp test); 0 = skip")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()->check(at_least(0));
   cmd->add_option("-n,--n-gen", a->n_gen, "Generated tokens (tg test); 0 = skip")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()->check(at_least(0));
   cmd->add_option("-r,--repetitions", a->repetitions, "Repetitions per test")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(at_least(1));
   cmd->add_flag("--json", a->json, "Print the results as JSON");
   cmd->add_flag("--full-prefill", a->full_prefill,
                 "Run every layer on every prompt position (disables afm-device's Block-2 skip)");

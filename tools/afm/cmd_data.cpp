@@ -16,6 +16,7 @@
 #include "data/corpus_builder.h"
 #include "data/shard_builder.h"
 #include "data/synth/synth.h"
+#include "option_checks.h"
 
 namespace afm::cli {
 
@@ -119,8 +120,9 @@ void add_corpus(CLI::App& data) {
 void add_synth(CLI::App& data) {
   auto a = std::make_shared<SynthArgs>();
   CLI::App* cmd = data.add_subcommand("synth", "Write synthetic chat documents from a seed");
-  cmd->add_option("--seed", a->seed, "Random seed (default 0); same seed, same bytes");
-  cmd->add_option("--n", a->n, "Number of documents")->required();
+  cmd->add_option("--seed", a->seed, "Random seed (default 0); same seed, same bytes")
+      ->check(at_least(0));
+  cmd->add_option("--n", a->n, "Number of documents")->required()->check(at_least(1));
   cmd->add_option("--out", a->out, "Output document file (written atomically)")->required();
   cmd->add_option("--tasks", a->tasks,
                   "Comma-separated tasks (default all): extraction, tools, arithmetic, "
@@ -138,10 +140,14 @@ void add_shards(CLI::App& data) {
   cmd->add_option("--tokenizer", o.tokenizer_path, "Hugging Face tokenizer.json")->required();
   cmd->add_option("--input", o.inputs, "Document files (one or more)")->required()->expected(1, -1);
   cmd->add_option("--out", a->out, "Output directory for the shards and meta.json")->required();
-  cmd->add_option("--val-fraction", o.val_fraction, "Share of documents for validation (0.01)");
-  cmd->add_option("--seed", o.seed, "Seed of the train/validation split (default 0)");
-  cmd->add_option("--shard-tokens", o.shard_tokens, "Tokens per shard, about (100000000)");
-  cmd->add_option("-t,--threads", o.threads, "Encoding threads (default: all cores)");
+  cmd->add_option("--val-fraction", o.val_fraction, "Share of documents for validation (0.01)")
+      ->check(between(0, 1));
+  cmd->add_option("--seed", o.seed, "Seed of the train/validation split (default 0)")
+      ->check(at_least(0));
+  cmd->add_option("--shard-tokens", o.shard_tokens, "Tokens per shard, about (100000000)")
+      ->check(at_least(1));
+  cmd->add_option("-t,--threads", o.threads, "Encoding threads (default: all cores)")
+      ->check(between(1, 4096));
   cmd->add_option("--eos", o.eos_token, "Token that ends each document (default <|endoftext|>)");
   cmd->add_flag("--json", a->json, "Print meta.json with timings");
   cmd->callback([a] { run_shards(*a); });

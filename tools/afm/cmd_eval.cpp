@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "command.h"
 #include "engine_options.h"
+#include "option_checks.h"
 
 namespace afm::cli {
 namespace {
@@ -50,13 +51,14 @@ void setup_eval(CLI::App& root) {
   CLI::App* cmd = root.add_subcommand("eval", "Print the model's top next token at every position");
   add_engine_options(cmd, a->engine);
   auto* t = cmd->add_option("--tokens", a->tokens, "Token ids (comma separated)")->delimiter(',');
-  auto* p = cmd->add_option("-p,--prompt", a->prompt, "Text to tokenize and evaluate");
+  auto* p = cmd->add_option("-p,--prompt", a->prompt, "Text to tokenize and evaluate")
+                ->check(not_empty());
   t->excludes(p);
   cmd->add_flag("--logits", a->logits, "Include every logit (with --json)");
   cmd->add_flag("--json", a->json, "Print one JSON object");
   cmd->callback([a, cmd] {
     if (a->tokens.empty() && cmd->count("--prompt") == 0) {
-      throw_error(ErrorCode::kInvalidArgument, "eval needs --tokens or -p");
+      usage_error("eval needs --tokens or -p");
     }
     run_eval(*a);
   });

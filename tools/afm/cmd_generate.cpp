@@ -13,6 +13,7 @@
 #include "command.h"
 #include "engine_options.h"
 #include "framework/generation.h"
+#include "option_checks.h"
 
 namespace afm::cli {
 namespace {
@@ -85,18 +86,20 @@ void setup_generate(CLI::App& root) {
   auto a = std::make_shared<GenerateArgs>();
   CLI::App* cmd = root.add_subcommand("generate", "Continue a prompt with a model (no chat template)");
   add_engine_options(cmd, a->engine);
-  auto* p = cmd->add_option("-p,--prompt", a->prompt, "Prompt text");
+  auto* p = cmd->add_option("-p,--prompt", a->prompt, "Prompt text")->check(not_empty());
   auto* f = cmd->add_option("-f,--file", a->file, "Read the prompt from a file");
   p->excludes(f);
-  cmd->add_option("-n,--n-predict", a->n_predict, "Tokens to generate; -1 = until a stop token")
-      ->capture_default_str();
+  cmd->add_option("-n,--n-predict", a->n_predict,
+                  "Tokens to generate (>= 1); -1 = until a stop token or the context is full")
+      ->capture_default_str()
+      ->check(token_limit());
   add_sampling_options(cmd, a->sampling);
   cmd->add_flag("--stream", a->stream, "Print text as it is generated");
   cmd->add_flag("--json", a->json, "Print one JSON object with tokens, text and timings");
   cmd->add_flag("--ignore-eos", a->ignore_eos, "Do not stop at end-of-generation tokens");
   cmd->callback([a, cmd] {
     if (cmd->count("--prompt") == 0 && a->file.empty()) {
-      throw_error(ErrorCode::kInvalidArgument, "generate needs -p PROMPT or -f FILE");
+      usage_error("generate needs -p PROMPT or -f FILE");
     }
     run_generate(*a);
   });

@@ -3,6 +3,8 @@
 //   the schema (guided generation; an unsupported keyword is an error naming it and its JSON
 //   pointer) and is printed as one line; without, the answer text is streamed to stdout.
 //   --json prints {"text", "finish_reason", "prompt_tokens", "completion_tokens"}.
+//   A schema answer cut off by -n or the context prints nothing on stdout: exit 1 with one line
+//   saying what to change (close objects, bound strings and arrays, or raise -n / -c).
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -14,6 +16,7 @@
 #include "command.h"
 #include "engine_options.h"
 #include "framework/chat_service.h"
+#include "option_checks.h"
 
 namespace afm::cli {
 namespace {
@@ -36,9 +39,22 @@ nlohmann::ordered_json read_schema(const std::string& path) {
   return schema;
 }
 
+// Why a schema answer stopped before its JSON was complete, and what to change.
+std::string incomplete_json_message(const RespondArgs& a, const ChatResult& r, int64_t n_ctx) {
+  const bool by_limit = a.max_tokens >= 0 && r.completion_tokens >= a.max_tokens;
+  const std::string where = by_limit
+                                ? "-n " + std::to_string(a.max_tokens) + " tokens"
+                                : "the end of the context (" + std::to_string(n_ctx) + " tokens)";
+  return "the answer reached " + where +
+         " before the JSON was complete: close objects with \"additionalProperties\": false, "
+         "bound strings and arrays with maxLength / maxItems, or raise " +
+         (by_limit ? "-n" : "-c");
+}
+
 void run_respond(const RespondArgs& a) {
   const auto model = LoadedModel::load(a.engine.model);
-  ChatService service(model, {.n_slots = 1, .n_ctx = a.engine.ctx, .n_threads = a.engine.threads});
+  ChatService service(
+      model, {.n_slots = 1, .n_ctx = a.engine.ctx, .n_threads = resolve_threads(a.engine.threads)});
   ChatRequest request;
   if (!a.system.empty()) request.messages.push_back({"system", a.system});
   request.messages.push_back({"user", a.prompt});
@@ -53,6 +69,10 @@ void run_respond(const RespondArgs& a) {
     }
     return true;
   });
+  // A cut-off JSON answer is not printed: a script would read it as the answer.
+  if (request.response_schema && r.finish_reason == "length") {
+    throw_error(ErrorCode::kInvalidArgument, incomplete_json_message(a, r, service.n_ctx()));
+  }
   if (a.json) {
     const nlohmann::ordered_json out = {{"text", r.text},
                                         {"finish_reason", r.finish_reason},
@@ -64,22 +84,22 @@ void run_respond(const RespondArgs& a) {
   } else {
     std::printf("\n");
   }
-  if (request.response_schema && r.finish_reason == "length") {
-    throw_error(ErrorCode::kInvalidArgument,
-                "the answer reached -n " + std::to_string(a.max_tokens) + " tokens before the JSON was complete");
-  }
 }
 
 void setup_respond(CLI::App& root) {
   auto a = std::make_shared<RespondArgs>();
   a->sampling.temperature = 0;  // greedy unless asked
-  CLI::App* cmd = root.add_subcommand("respond", "One chat turn; with --schema, guided JSON output");
+  CLI::App* cmd =
+      root.add_subcommand("respond", "One chat turn; with --schema, guided JSON output");
   add_engine_options(cmd, a->engine);
   add_sampling_options(cmd, a->sampling);
-  cmd->add_option("-p,--prompt", a->prompt, "The user's message")->required();
+  cmd->add_option("-p,--prompt", a->prompt, "The user's message")->required()->check(not_empty());
   cmd->add_option("--schema", a->schema_file, "JSON Schema the answer must satisfy");
   cmd->add_option("--system", a->system, "System instructions");
-  cmd->add_option("-n,--max-tokens", a->max_tokens, "Most tokens in the answer")->capture_default_str();
+  cmd->add_option("-n,--max-tokens", a->max_tokens,
+                  "Most tokens in the answer (>= 1); -1 = until the context is full")
+      ->capture_default_str()
+      ->check(token_limit());
   cmd->add_flag("--json", a->json, "Print one JSON object with the answer and token counts");
   cmd->callback([a] { run_respond(*a); });
 }

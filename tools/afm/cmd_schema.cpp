@@ -28,6 +28,7 @@
 #include "guided/gbnf_parser.h"
 #include "guided/json_schema_compiler.h"
 #include "guided/token_matcher.h"
+#include "option_checks.h"
 #include "tokenizer/tokenizer.h"
 
 namespace afm::cli {
@@ -71,7 +72,7 @@ std::shared_ptr<const TokenVocabulary> load_vocabulary(const SchemaArgs& a) {
 // The grammar of --schema or --grammar (exactly one of them).
 std::shared_ptr<const Grammar> compile_input(const SchemaArgs& a) {
   if (a.schema.empty() == a.grammar.empty()) {
-    throw_error(ErrorCode::kInvalidArgument, "give --schema FILE.json or --grammar FILE.gbnf");
+    usage_error("give --schema FILE.json or --grammar FILE.gbnf");
   }
   if (!a.grammar.empty()) return guided::compile_gbnf(read_file_to_string(a.grammar), a.root);
   return guided::compile_json_schema_text(read_file_to_string(a.schema));
@@ -196,10 +197,10 @@ void setup_schema(CLI::App& root) {
   auto s = std::make_shared<SchemaArgs>();
   CLI::App* sample = schema->add_subcommand("sample", "Print instances from random token walks");
   add_common_options(sample, *s);
-  sample->add_option("--n", s->n, "Number of instances")->check(CLI::Range(1, 1000000));
+  sample->add_option("--n", s->n, "Number of instances")->check(between(1, 1000000));
   sample->add_option("--seed", s->seed, "Random seed");
   sample->add_option("--max-tokens", s->max_tokens, "Token limit per walk")
-      ->check(CLI::Range(1, 100000000));
+      ->check(between(1, 100000000));
   sample->callback([s] { run_sample(*s); });
 }
 

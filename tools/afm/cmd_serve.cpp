@@ -2,8 +2,11 @@
 //  [-t THREADS] [--max-body BYTES] [--http-threads N]`: the OpenAI-compatible HTTP server
 // (docs/server.md). Prints "listening on http://HOST:PORT" on stderr once it accepts
 // connections; SIGINT / SIGTERM cancel running generations and stop it cleanly (exit 0).
+// -t is per slot; by default the physical cores are divided among the slots (at least one
+// thread each), so that slots running at once never oversubscribe the CPUs.
 #include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -14,10 +17,13 @@
 #include <string>
 #include <thread>
 
+#include "base/cpu_count.h"
 #include "base/error.h"
 #include "command.h"
+#include "engine_options.h"
 #include "framework/chat_service.h"
 #include "framework/loaded_model.h"
+#include "option_checks.h"
 #include "server/http_server.h"
 
 namespace afm::cli {
@@ -42,7 +48,20 @@ sigset_t block_stop_signals() {
   return set;
 }
 
+// Threads per slot: -t capped at the CPUs, or the physical cores shared among the slots.
+int threads_per_slot(int requested, int n_slots) {
+  const int threads = resolve_threads(requested, std::max(1, physical_cores() / n_slots));
+  if (requested > 0 && threads * n_slots > available_cores()) {
+    std::fprintf(stderr,
+                 "afm serve: warning: %d slots x %d threads is more than the %d CPUs available; "
+                 "busy slots will slow each other down\n",
+                 n_slots, threads, available_cores());
+  }
+  return threads;
+}
+
 void run_serve(ServeArgs a) {
+  a.service.n_threads = threads_per_slot(a.service.n_threads, a.service.n_slots);
   if (a.http.api_key.empty()) {
     if (const char* key = std::getenv("AFM_API_KEY")) a.http.api_key = key;
   }
@@ -65,9 +84,9 @@ void run_serve(ServeArgs a) {
 
   server::HttpServer http(std::move(served), a.http);
   http.bind();
-  std::fprintf(stderr, "afm serve: model '%s', context %lld tokens, %d slot(s)%s\n",
+  std::fprintf(stderr, "afm serve: model '%s', context %lld tokens, %d slot(s) x %d thread(s)%s\n",
                model->id().c_str(), static_cast<long long>(service->n_ctx()), a.service.n_slots,
-               a.http.api_key.empty() ? "" : ", API key required");
+               a.service.n_threads, a.http.api_key.empty() ? "" : ", API key required");
   std::fprintf(stderr, "listening on http://%s:%d\n", a.http.host.c_str(), http.port());
 
   std::atomic<bool> server_ended{false};
@@ -91,26 +110,26 @@ void setup_serve(CLI::App& root) {
       ->capture_default_str();
   cmd->add_option("--port", a->http.port, "TCP port; 0 = any free port")
       ->capture_default_str()
-      ->check(CLI::Range(0, 65535));
+      ->check(between(0, 65535));
   cmd->add_option("--api-key", a->http.api_key,
                   "Require 'Authorization: Bearer KEY' on /v1 (default: $AFM_API_KEY; none)");
   cmd->add_option("--slots", a->service.n_slots,
                   "Requests generated at once, each with its own KV cache; more wait in order")
       ->capture_default_str()
-      ->check(CLI::Range(1, 64));
+      ->check(between(1, 64));
   cmd->add_option("-c,--ctx-size", a->service.n_ctx,
-                  "Context size per slot in tokens (default: the model's, <= 4096)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("-t,--threads", a->service.n_threads,
-                  "Compute threads per running request (default: the available cores)")
-      ->check(CLI::NonNegativeNumber);
+                  "Context size per slot in tokens (default 0: the model's, <= 4096)")
+      ->check(at_least(0));
+  add_threads_option(cmd, a->service.n_threads,
+                     "Compute threads per slot (default 0: the physical cores divided among the "
+                     "slots, at least 1 each; capped at the available CPUs)");
   cmd->add_option("--max-body", a->http.max_body_bytes, "Largest request body in bytes (413 above)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1));
   cmd->add_option("--http-threads", a->http.http_threads,
                   "Connection workers (requests beyond --slots wait on one each)")
       ->capture_default_str()
-      ->check(CLI::Range(2, 1024));
+      ->check(between(2, 1024));
   cmd->callback([a] { run_serve(*a); });
 }
 

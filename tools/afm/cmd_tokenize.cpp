@@ -10,6 +10,7 @@
 #include "base/mapped_file.h"
 #include "command.h"
 #include "gguf/reader.h"
+#include "option_checks.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/tokenizer.h"
 
@@ -90,10 +91,10 @@ void setup_tokenize(CLI::App& root) {
   cmd->add_flag("--lines", a->lines, "Tokenize each line separately; print one JSON list per line");
   cmd->callback([a, cmd] {
     if (a->model.empty() && a->tokenizer_json.empty()) {
-      throw_error(ErrorCode::kInvalidArgument, "tokenize needs -m MODEL or --tokenizer FILE");
+      usage_error("tokenize needs -m MODEL or --tokenizer FILE");
     }
     if (cmd->count("--prompt") == 0 && a->file.empty()) {
-      throw_error(ErrorCode::kInvalidArgument, "tokenize needs -p TEXT or -f FILE");
+      usage_error("tokenize needs -p TEXT or -f FILE");
     }
     run_tokenize(*a);
   });

@@ -25,6 +25,7 @@
 #include "base/mapped_file.h"
 #include "base/progress.h"
 #include "command.h"
+#include "option_checks.h"
 #include "tokenizer/bpe_trainer.h"
 #include "train_model_commands.h"
 
@@ -135,7 +136,8 @@ void setup_train_tokenizer(CLI::App& train) {
   cmd->add_option("--input-list", a->input_list, "File listing input files, one per line");
   cmd->add_option("--vocab-size", a->vocab_size,
                   "Vocabulary size, including special tokens and the 256 byte symbols")
-      ->required();
+      ->required()
+      ->check(at_least(1));
   cmd->add_option("--out", a->out, "Output folder for tokenizer.json, tokenizer_config.json")
       ->required();
   cmd->add_option("--special", a->specials, "Extra special tokens (ids after the afm ones)");
@@ -144,8 +146,10 @@ void setup_train_tokenizer(CLI::App& train) {
                 "<executable_end> as ids 0-4 (default on)");
   cmd->add_option("--pre-tokenizer", a->pre_tokenizer,
                   "Split regex: qwen2 (default), gpt2, llama3");
-  cmd->add_option("--min-frequency", a->min_frequency, "Merge only pairs seen this often (2)");
-  cmd->add_option("-t,--threads", a->threads, "Threads for counting words (default: all cores)");
+  cmd->add_option("--min-frequency", a->min_frequency, "Merge only pairs seen this often (2)")
+      ->check(at_least(1));
+  cmd->add_option("-t,--threads", a->threads, "Threads for counting words (default: all cores)")
+      ->check(between(1, 4096));
   cmd->add_flag("--json", a->json, "Print a JSON summary");
   cmd->callback([a] { run_train_tokenizer(*a); });
 }

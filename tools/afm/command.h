@@ -3,7 +3,9 @@
 // central list.
 //
 // Contract: a command's callback throws afm::Error for input-dependent failures; main prints
-// one line "afm: error: <message>" on stderr and exits 1. Usage errors exit 2 (CLI11).
+// one line "afm: error: <message>" on stderr and exits 1. Usage errors (CLI11 parse errors:
+// unknown commands and options, values that fail their checks, option_checks.h) print one line
+// and exit 2. CLI::RuntimeError(status) exits with that status and prints nothing.
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -1,22 +1,32 @@
 #include "engine_options.h"
 
 #include <chrono>
+#include <cstdio>
 
+#include "base/cpu_count.h"
 #include "base/error.h"
 #include "base/process_stats.h"
 #include "framework/loaded_model.h"
 #include "model/registry.h"
+#include "option_checks.h"
 
 namespace afm::cli {
 
+CLI::Option* add_threads_option(CLI::App* cmd, int& threads, const std::string& help) {
+  return cmd->add_option("-t,--threads", threads, help)->check(at_least(0));
+}
+
 void add_engine_options(CLI::App* cmd, EngineArgs& a) {
   cmd->add_option("-m,--model", a.model, "GGUF model file")->required();
-  cmd->add_option("-t,--threads", a.threads, "Threads (default: the available cores)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("-c,--ctx-size", a.ctx, "Context size in tokens (default: the model's, <= 4096)")
-      ->check(CLI::NonNegativeNumber);
+  add_threads_option(cmd, a.threads,
+                     "Compute threads (default 0: the physical cores available; capped at the "
+                     "available CPUs)");
+  cmd->add_option("-c,--ctx-size", a.ctx,
+                  "Context size in tokens (default 0: the model's, <= 4096)")
+      ->check(at_least(0));
   cmd->add_option("-b,--batch-size", a.batch, "Prompt tokens per forward pass")
-      ->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(at_least(1));
   cmd->add_option("--kv-type", a.kv_type,
                   "KV cache type: f16, f32, or q8 (int8; the model's learned scales if it has "
                   "them, else one absmax scale per head and position)")
@@ -24,19 +34,38 @@ void add_engine_options(CLI::App* cmd, EngineArgs& a) {
 }
 
 void add_sampling_options(CLI::App* cmd, sample::SamplerConfig& c) {
-  cmd->add_option("--temp", c.temperature, "Temperature; 0 = greedy")->capture_default_str();
-  cmd->add_option("--top-k", c.top_k, "Top-k; 0 = off")->capture_default_str();
-  cmd->add_option("--top-p", c.top_p, "Top-p; 1 = off")->capture_default_str();
-  cmd->add_option("--min-p", c.min_p, "Min-p; 0 = off")->capture_default_str();
+  cmd->add_option("--temp", c.temperature, "Temperature; 0 = greedy")
+      ->capture_default_str()
+      ->check(at_least(0));
+  cmd->add_option("--top-k", c.top_k, "Top-k; 0 = off")->capture_default_str()->check(at_least(0));
+  cmd->add_option("--top-p", c.top_p, "Top-p; 1 = off")
+      ->capture_default_str()
+      ->check(above_up_to(0, 1));
+  cmd->add_option("--min-p", c.min_p, "Min-p; 0 = off")
+      ->capture_default_str()
+      ->check(between(0, 1));
   cmd->add_option("--repeat-penalty", c.repeat_penalty, "Repetition penalty; 1 = off")
-      ->capture_default_str();
-  cmd->add_option("--repeat-last-n", c.repeat_last_n, "Penalty window; -1 = all")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(above(0));
+  cmd->add_option("--repeat-last-n", c.repeat_last_n, "Penalty window; -1 = all, 0 = off")
+      ->capture_default_str()
+      ->check(at_least(-1));
   cmd->add_option("--presence-penalty", c.presence_penalty, "Presence penalty")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(finite_number());
   cmd->add_option("--frequency-penalty", c.frequency_penalty, "Frequency penalty")
-      ->capture_default_str();
-  cmd->add_option("-s,--seed", c.seed, "Random seed")->capture_default_str();
+      ->capture_default_str()
+      ->check(finite_number());
+  cmd->add_option("-s,--seed", c.seed, "Random seed")->capture_default_str()->check(at_least(0));
+}
+
+int resolve_threads(int requested, int default_threads) {
+  if (requested <= 0) return default_threads > 0 ? default_threads : physical_cores();
+  const int available = available_cores();
+  if (requested <= available) return requested;
+  std::fprintf(stderr, "afm: warning: -t %d is more than the %d CPUs available; using %d\n",
+               requested, available, available);
+  return available;
 }
 
 Engine load_engine(const EngineArgs& a) {
@@ -45,14 +74,15 @@ Engine load_engine(const EngineArgs& a) {
   e.model = model::load_model(a.model);
   e.tokenizer = load_model_tokenizer(*e.model, a.model);
   e.rss_after_load = resident_set_bytes();
-  e.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  e.load_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return e;
 }
 
 model::ContextOptions context_options(const EngineArgs& a) {
   model::ContextOptions o;
   o.n_ctx = a.ctx;
-  o.n_threads = a.threads;
+  o.n_threads = resolve_threads(a.threads);
   o.n_batch = a.batch;
   o.kv_type = a.kv_type == "f32"  ? ops::KvType::kF32
               : a.kv_type == "q8" ? ops::KvType::kQ8

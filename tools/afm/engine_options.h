@@ -1,5 +1,6 @@
-// Options and loading shared by the commands that run a model (generate, chat, bench, eval):
-// -m MODEL, -t THREADS, -c CTX, -b BATCH, --kv-type, and the sampling flags.
+// Options and loading shared by the commands that run a model (generate, chat, respond, bench,
+// eval, serve): -m MODEL, -t THREADS, -c CTX, -b BATCH, --kv-type, and the sampling flags.
+// Every numeric value is range-checked while parsing (option_checks.h).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -15,7 +16,7 @@ namespace afm::cli {
 
 struct EngineArgs {
   std::string model;
-  int threads = 0;
+  int threads = 0;  // 0: the physical cores (resolve_threads)
   int64_t ctx = 0;
   int64_t batch = 512;
   std::string kv_type = "f16";
@@ -23,6 +24,13 @@ struct EngineArgs {
 
 void add_engine_options(CLI::App* cmd, EngineArgs& args);
 void add_sampling_options(CLI::App* cmd, sample::SamplerConfig& config);
+// -t/--threads with the range check; `help` says what the count applies to.
+CLI::Option* add_threads_option(CLI::App* cmd, int& threads, const std::string& help);
+
+// The compute threads for a -t value: 0 gives `default_threads` (<= 0: the physical cores
+// available to the process); a value above the available logical cores is capped to them,
+// with a one-line warning on stderr (a larger pool only waits for the CPUs at its barriers).
+int resolve_threads(int requested, int default_threads = 0);
 
 struct Engine {
   std::shared_ptr<const model::Model> model;
@@ -33,6 +41,7 @@ struct Engine {
 
 // Loads the model and its tokenizer (Error naming the file on failure).
 Engine load_engine(const EngineArgs& args);
+// The context options for these arguments (threads resolved: see resolve_threads).
 model::ContextOptions context_options(const EngineArgs& args);
 
 }  // namespace afm::cli

@@ -1,0 +1,105 @@
+"""`afm chat` on the shipped model (greedy, so every run is the same): a full context is one
+line on stderr and the conversation goes on, --context-shift drops the oldest turns instead,
+commands are never sent to the model, tool-call blocks are shown as readable lines, and an
+interactive chat opens with a banner. AFM_BIN is set by CTest.
+"""
+import os
+import pty
+import re
+import subprocess
+
+AFM = os.environ["AFM_BIN"]
+MODEL = "models/afm-device-21m.gguf"
+FULL = re.compile(r"^afm chat: context full: (\d+) of (\d+) tokens; /reset or raise --ctx-size")
+
+
+def chat(lines, *args):
+    return subprocess.run([AFM, "chat", "-m", MODEL, "--temp", "0", *args],
+                          input="".join(line + "\n" for line in lines), capture_output=True,
+                          text=True, errors="replace", timeout=120)
+
+
+def full_lines(stderr):
+    return [line for line in stderr.splitlines() if FULL.match(line)]
+
+
+def test_a_reply_that_fills_the_context_leaves_the_conversation_usable():
+    # The reply to "hi" is longer than the 30-token context: it is cut, reported, and not added,
+    # so the same message fails the same way again (not sooner, as it would if it had been
+    # kept); once the context filled, an earlier build stopped on an internal check.
+    r = chat(["hi", "hi", "/reset", "Translate to French: good morning"], "-c", "30")
+    assert r.returncode == 0, r.stderr
+    assert "internal" not in r.stderr, r.stderr
+    full = full_lines(r.stderr)
+    assert len(full) == 2 and full[0] == full[1], r.stderr
+    needed, n_ctx = map(int, FULL.match(full[0]).groups())
+    assert n_ctx == 30 and needed > n_ctx
+    assert "conversation cleared" in r.stderr
+    assert r.stdout.splitlines()[-1].strip(), r.stdout  # the turn after /reset is answered
+
+
+def test_a_message_that_does_not_fit_is_refused_without_ending_the_chat():
+    long_message = "word " * 100
+    r = chat([long_message, long_message, "hi"], "-c", "64", "-n", "4")
+    assert r.returncode == 0, r.stderr
+    full = full_lines(r.stderr)
+    assert len(full) == 2 and full[0] == full[1], r.stderr
+    assert r.stdout.strip(), r.stdout  # "hi" still gets its reply
+
+
+def test_context_shift_drops_the_oldest_turns():
+    messages = ["hi", "What is 12 times 7?", "Classify the sentiment: I love it.",
+                "Translate to French: good morning", "Explain photosynthesis in detail."] * 2
+    refused = chat(messages, "-c", "96")
+    assert refused.returncode == 0 and full_lines(refused.stderr), refused.stderr
+    shifted = chat(messages, "-c", "96", "--context-shift")
+    assert shifted.returncode == 0, shifted.stderr
+    assert "context full" not in shifted.stderr, shifted.stderr
+    # A message whose own turn does not fit is still refused.
+    r = chat(["word " * 100, "hi"], "-c", "64", "-n", "4", "--context-shift")
+    assert r.returncode == 0 and len(full_lines(r.stderr)) == 1, r.stderr
+
+
+def test_commands_are_never_sent_to_the_model():
+    r = chat(["/help", "/bogus please", "/exit", "hi"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "", r.stdout  # nothing reached the model, and /exit ended the chat
+    for command in ("/help", "/reset", "/exit"):
+        assert command in r.stderr, r.stderr
+    assert "unknown command '/bogus'" in r.stderr and "not sent" in r.stderr, r.stderr
+
+
+def test_tool_calls_are_shown_as_readable_lines():
+    r = chat(["What is the weather in Oslo?"])
+    assert r.returncode == 0, r.stderr
+    assert "<executable_start>" not in r.stdout and "```function" not in r.stdout, r.stdout
+    assert re.search(r'^\[tool call\] get_weather\(\{"city":"Oslo"\}\)$', r.stdout, re.M), r.stdout
+
+
+def test_an_interactive_chat_opens_with_a_banner():
+    master, slave = pty.openpty()
+    p = subprocess.Popen([AFM, "chat", "-m", MODEL], stdin=slave, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    os.close(slave)
+    os.write(master, b"/exit\n")
+    _, stderr = p.communicate(timeout=60)
+    os.close(master)
+    assert p.returncode == 0, stderr
+    banner = stderr.splitlines()[0]
+    assert "afm-device-21m.gguf" in banner and "context 1024 tokens" in banner, banner
+    assert "/help for commands" in banner, banner
+    # Piped input gets no banner (scripts read stderr for errors only).
+    assert chat([]).stderr == ""
+
+
+def main():
+    test_a_reply_that_fills_the_context_leaves_the_conversation_usable()
+    test_a_message_that_does_not_fit_is_refused_without_ending_the_chat()
+    test_context_shift_drops_the_oldest_turns()
+    test_commands_are_never_sent_to_the_model()
+    test_tool_calls_are_shown_as_readable_lines()
+    test_an_interactive_chat_opens_with_a_banner()
+
+
+if __name__ == "__main__":
+    main()
