@@ -67,6 +67,7 @@ def test_out_of_range_values_are_usage_errors():
         (("eval", *m, "-p", ""), "--prompt must not be empty"),
         (("bench", *m, "-r", "0"), "--repetitions must be >= 1, got 0"),
         (("bench", *m, "-p", "-4"), "--n-prompt must be >= 0, got -4"),
+        (("bench", *m, "-p", "0", "-n", "0"), "bench -p 0 -n 0 measures nothing"),
         (("serve", *m, "--slots", "0"), "--slots must be in [1, 64], got 0"),
         (("serve", *m, "--port", "70000"), "--port must be in [0, 65535], got 70000"),
         (("serve", *m, "-t", "-1"), "--threads must be >= 0, got -1"),

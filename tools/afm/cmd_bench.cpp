@@ -148,7 +148,10 @@ void setup_bench(CLI::App& root) {
                 "Run every layer on every prompt position (disables afm-device's Block-2 skip)");
   cmd->add_flag("--sequential-tracks", a->sequential_tracks,
                 "Run afm-server's tracks one after another instead of concurrently");
-  cmd->callback([a] { run_bench(*a); });
+  cmd->callback([a] {
+    if (a->n_prompt == 0 && a->n_gen == 0) usage_error("bench -p 0 -n 0 measures nothing");
+    run_bench(*a);
+  });
 }
 
 }  // namespace

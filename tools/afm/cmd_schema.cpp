@@ -198,7 +198,7 @@ void setup_schema(CLI::App& root) {
   CLI::App* sample = schema->add_subcommand("sample", "Print instances from random token walks");
   add_common_options(sample, *s);
   sample->add_option("--n", s->n, "Number of instances")->check(between(1, 1000000));
-  sample->add_option("--seed", s->seed, "Random seed");
+  sample->add_option("--seed", s->seed, "Random seed")->check(at_least(0));
   sample->add_option("--max-tokens", s->max_tokens, "Token limit per walk")
       ->check(between(1, 100000000));
   sample->callback([s] { run_sample(*s); });
