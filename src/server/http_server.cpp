@@ -1,6 +1,7 @@
 #include "server/http_server.h"
 
 #include <httplib.h>
+#include <malloc.h>
 #include <netdb.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -55,6 +56,12 @@ std::string usage_detail(const ChatResult& r) {
          " cached=" + std::to_string(r.cached_prompt_tokens) +
          " completion=" + std::to_string(r.completion_tokens) + " finish=" + r.finish_reason;
 }
+
+// A large request (a huge schema, tool list or prompt) briefly needs far more memory than its
+// body (parsing, tokenizing, compiling). glibc keeps what it frees in per-thread arenas, so each
+// worker thread would otherwise hold its own peak; giving the free pages back keeps the
+// server's footprint that of its live data. Small requests skip it: it walks every arena.
+constexpr size_t kTrimAfterBodyBytes = 64 << 10;
 
 // cpp-httplib's default options set SO_REUSEPORT, which lets a second server bind a port that
 // is in use and take part of its connections. SO_REUSEADDR alone only allows rebinding over
@@ -115,11 +122,10 @@ class HttpServer::Impl {
     // connection the server is closing at that moment; an idle connection holds a worker.
     svr_.set_keep_alive_timeout(15);
     svr_.set_keep_alive_max_count(1000);
-    svr_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    svr_.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
       t_start = Clock::now();
       t_detail.clear();
-      return authorize(req, res) ? httplib::Server::HandlerResponse::Unhandled
-                                 : httplib::Server::HandlerResponse::Handled;
+      return httplib::Server::HandlerResponse::Unhandled;
     });
     svr_.set_error_handler(httplib::Server::HandlerWithResponse(
         [this](const httplib::Request& req, httplib::Response& res) {
@@ -141,15 +147,18 @@ class HttpServer::Impl {
     svr_.Get("/health", [](const httplib::Request&, httplib::Response& res) {
       send_json(res, {{"status", "ok"}});
     });
-    svr_.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+    svr_.Get("/v1/models", [this](const httplib::Request& req, httplib::Response& res) {
+      if (!authorize(req, res)) return;
       send_json(res, {{"object", "list"}, {"data", Json::array({model_json()})}});
     });
     svr_.Get("/v1/models/(.+)", [this](const httplib::Request& req, httplib::Response& res) {
+      if (!authorize(req, res)) return;
       if (req.matches[1] == model_.id) return send_json(res, model_json());
       send_error(res, unknown_model(req.matches[1]));
     });
     for (const char* path : {"/v1/chat/completions", "/chat/completions"}) {
       svr_.Post(path, [this](const httplib::Request& req, httplib::Response& res) {
+        if (!authorize(req, res)) return;
         try {
           chat(req, res);
         } catch (...) {
@@ -157,6 +166,7 @@ class HttpServer::Impl {
           send_error(res, api_error_from_exception(std::current_exception(), &detail));
           t_detail = detail;
         }
+        if (req.body.size() >= kTrimAfterBodyBytes) malloc_trim(0);
       });
     }
   }
@@ -177,6 +187,9 @@ class HttpServer::Impl {
                     "invalid_request_error", "model", "model_not_found");
   }
 
+  // Called from the handlers, after cpp-httplib has read the body: a pre-routing handler that
+  // answers leaves an unread body on the connection, which is then parsed as the next request
+  // (and the client's real next request on that keep-alive connection gets its 400).
   bool authorize(const httplib::Request& req, httplib::Response& res) const {
     if (options_.api_key.empty() || req.path == "/health") return true;
     const std::string header = req.get_header_value("Authorization");
@@ -195,6 +208,10 @@ class HttpServer::Impl {
   // Turns httplib's own error statuses (unknown route, body too large ...) into JSON bodies.
   httplib::Server::HandlerResponse fill_error(const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    // Without the key, an unknown URL is a 401 like every other path but /health.
+    if ((res.status == 404 || res.status == 405) && !authorize(req, res)) {
+      return httplib::Server::HandlerResponse::Handled;
+    }
     ApiError e(res.status, "", "invalid_request_error", "", "");
     if (res.status == 404) {
       e.message = "Unknown request URL: " + req.method + " " + req.path + ".";

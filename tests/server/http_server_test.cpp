@@ -11,8 +11,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/error.h"
 
@@ -254,6 +256,56 @@ TEST_F(HttpServerTest, StopCancelsRunningGenerations) {
   thread_.join();
   t.join();
   EXPECT_EQ(g_cancelled, before + 1);
+}
+
+// Reads from `fd` until `n` HTTP status lines have arrived (or 5 s pass, or the server closes
+// the connection); returns their codes.
+std::vector<int> read_statuses(int fd, size_t n) {
+  std::string got;
+  std::vector<int> codes;
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  char buf[4096];
+  while (codes.size() < n) {
+    const ssize_t k = recv(fd, buf, sizeof buf, 0);
+    if (k <= 0) break;
+    got.append(buf, static_cast<size_t>(k));
+    codes.clear();
+    for (size_t at = got.find("HTTP/1.1 "); at != std::string::npos;
+         at = got.find("HTTP/1.1 ", at + 1)) {
+      codes.push_back(std::atoi(got.c_str() + at + 9));
+    }
+  }
+  return codes;
+}
+
+// A request refused for its key whose body arrives after the headers: the body is consumed
+// with the request, so the next request on the same keep-alive connection gets its own answer.
+TEST_F(HttpServerTest, RefusedKeyLeavesTheConnectionInStep) {
+  start("k123");
+  for (const char* path : {"/v1/chat/completions", "/v1/nothing"}) {
+    const std::string body = request("hi").dump();
+    auto head = [&](const std::string& key, const std::string& p) {
+      return "POST " + p + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + key +
+             "\r\nContent-Type: application/json\r\nContent-Length: " +
+             std::to_string(body.size()) + "\r\n\r\n";
+    };
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(server_->port()));
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    const std::string first = head("wrong", path);
+    send(fd, first.data(), first.size(), 0);
+    std::this_thread::sleep_for(100ms);  // the body comes in a later segment
+    send(fd, body.data(), body.size(), 0);
+    EXPECT_EQ(read_statuses(fd, 1), std::vector<int>{401}) << path;
+    const std::string second = head("k123", "/v1/chat/completions") + body;
+    send(fd, second.data(), second.size(), 0);  // what a keep-alive client does next
+    EXPECT_EQ(read_statuses(fd, 1), std::vector<int>{200}) << path;
+    close(fd);
+  }
 }
 
 // Expects bind() on `port` to fail with one line naming the address and the reason.
