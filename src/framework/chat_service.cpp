@@ -51,6 +51,8 @@ class ChatService::Slots {
     c.n_ctx = o.n_ctx;
     // Slots run at once: sharing the cores keeps their thread pools from oversubscribing them.
     c.n_threads = o.n_threads > 0 ? o.n_threads : std::max(1, physical_cores() / n_slots);
+    c.adapter = o.adapter;
+    c.adapter_scale = o.adapter_scale;
     for (int i = 0; i < n_slots; ++i) {
       sequences_.push_back(std::make_unique<Sequence>(model.weights(), c));
       busy_.push_back(false);

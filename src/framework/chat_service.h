@@ -70,6 +70,10 @@ struct ChatServiceOptions {
   int n_slots = 1;        // concurrent sequences (each holds a KV cache of n_ctx)
   int64_t n_ctx = 0;      // 0: the model's training context, at most 4096
   int n_threads = 0;      // per running request; 0: the physical cores / n_slots (at least 1)
+  // A LoRA adapter every slot runs with (null: the base model); one adapter per service, so
+  // a slot's cached prefix never mixes adapters.
+  std::shared_ptr<const model::LoraAdapter> adapter;
+  float adapter_scale = 1.0f;
 };
 
 class ChatService {

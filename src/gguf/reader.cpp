@@ -300,6 +300,7 @@ void File::parse_all(std::span<const uint8_t> bytes) {
            r.offset());
   }
   uint64_t data_size = data_offset_ <= file_size_ ? file_size_ - data_offset_ : 0;
+  data_section_ = bytes.subspan(static_cast<size_t>(file_size_ - data_size));
   for (size_t i = 0; i < tensors_.size(); ++i) {
     TensorInfo& t = tensors_[i];
     if (t.offset % alignment_ != 0) {

@@ -51,6 +51,9 @@ class File {
   uint64_t data_offset() const { return data_offset_; }
   uint64_t file_size() const { return file_size_; }
   const std::string& path() const { return context_; }
+  // The tensor data section: data_offset() to the end of the file (empty when the header
+  // fills the file). Lives as long as the File.
+  std::span<const uint8_t> data_section() const { return data_section_; }
 
   const std::vector<KeyValue>& metadata() const { return metadata_; }  // file order
   const Value* find(std::string_view key) const;
@@ -77,6 +80,7 @@ class File {
   uint64_t alignment_ = kDefaultAlignment;
   uint64_t data_offset_ = 0;
   uint64_t file_size_ = 0;
+  std::span<const uint8_t> data_section_;
   std::vector<KeyValue> metadata_;
   std::unordered_map<std::string, size_t> key_index_;
   std::vector<TensorInfo> tensors_;

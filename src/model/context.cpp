@@ -1,6 +1,7 @@
 #include "model/context.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "base/cpu_count.h"
 #include "base/error.h"
@@ -27,6 +28,11 @@ Context::Context(std::shared_ptr<const Model> model, const ContextOptions& optio
   so.n_threads = pool_.size();
   so.full_prefill = options.full_prefill;
   so.sequential_tracks = options.sequential_tracks;
+  if (!std::isfinite(options.adapter_scale)) {
+    throw_error(ErrorCode::kInvalidArgument, "adapter scale must be finite");
+  }
+  so.adapter = options.adapter;
+  so.adapter_scale = options.adapter_scale;
   n_batch_ = so.n_batch;
   state_ = model_->new_state(so);
   logits_.resize(model_->hparams().n_vocab);

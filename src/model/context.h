@@ -22,6 +22,8 @@ struct ContextOptions {
   ops::KvType kv_type = ops::KvType::kF16;
   bool full_prefill = false;       // see StateOptions (benchmarks)
   bool sequential_tracks = false;  // see StateOptions (benchmarks)
+  std::shared_ptr<const LoraAdapter> adapter;  // see StateOptions; null: the base model
+  float adapter_scale = 1.0f;                  // must be finite
 };
 
 // The context a Context gets for `requested` tokens (0: the training context, at most 4096).

@@ -78,18 +78,34 @@ void add_rows(float* x, const float* y, int64_t n, Workers& pool) {
   }, 8192);
 }
 
+namespace {
+
+// y += the target's low-rank update for x (tokens, in), when the target is adapted.
+void maybe_lora(const LoraTarget& t, const float* x, int64_t tokens, float* y, LayerScratch& s,
+                Workers& pool) {
+  if (t) lora_add(x, tokens, t, 0, y, s.lora, pool);
+}
+
+}  // namespace
+
 void attention_block(const AttentionConfig& c, const AttentionWeights& w, TokenSpan span,
-                     float* x, LayerScratch& s, KvCache& cache, int64_t kv_layer, Workers& pool) {
+                     float* x, LayerScratch& s, KvCache& cache, int64_t kv_layer, Workers& pool,
+                     const AttentionLora* lora) {
   const int64_t n = span.tokens, kv_dim = c.n_head_kv * c.head_dim;
   rms_norm_rows(x, w.norm, c.rms_eps, n, c.n_embd, s.h.data(), pool);
   ops::Activations in(s.h.data(), n, c.n_embd, s.act);
   if (w.has_kv()) {
     ops::matmul_group(in, {{&w.wq, s.q.data()}, {&w.wk, s.k.data()}, {&w.wv, s.v.data()}}, pool);
+    if (lora) {
+      maybe_lora(lora->k, s.h.data(), n, s.k.data(), s, pool);
+      maybe_lora(lora->v, s.h.data(), n, s.v.data(), s, pool);
+    }
     add_bias(s.k.data(), w.k_bias, n, pool);
     add_bias(s.v.data(), w.v_bias, n, pool);
   } else {
     ops::matmul(in, w.wq, s.q.data(), pool);
   }
+  if (lora) maybe_lora(lora->q, s.h.data(), n, s.q.data(), s, pool);
   add_bias(s.q.data(), w.q_bias, n, pool);
   position_and_normalise(c, w, span, s, w.has_kv(), pool);
   if (w.has_kv()) {
@@ -105,18 +121,24 @@ void attention_block(const AttentionConfig& c, const AttentionWeights& w, TokenS
                  1.0f / std::sqrt(static_cast<float>(c.head_dim)), s.attn.data(), s.scores, pool);
   ops::Activations attn(s.attn.data(), n, c.n_head * c.head_dim, s.act);
   ops::matmul(attn, w.wo, s.h.data(), pool);
+  if (lora) maybe_lora(lora->o, s.attn.data(), n, s.h.data(), s, pool);
   add_rows(x, s.h.data(), n * c.n_embd, pool);
 }
 
 void ffn_block(const FfnWeights& w, int64_t n_embd, int64_t n_ff, float eps, TokenSpan span,
-               float* x, LayerScratch& s, Workers& pool) {
+               float* x, LayerScratch& s, Workers& pool, const FfnLora* lora) {
   const int64_t n = span.tokens;
   rms_norm_rows(x, w.norm, eps, n, n_embd, s.h.data(), pool);
   ops::Activations in(s.h.data(), n, n_embd, s.act);
   ops::matmul_group(in, {{&w.gate, s.gate.data()}, {&w.up, s.up.data()}}, pool);
+  if (lora) {
+    maybe_lora(lora->gate, s.h.data(), n, s.gate.data(), s, pool);
+    maybe_lora(lora->up, s.h.data(), n, s.up.data(), s, pool);
+  }
   ops::swiglu_inplace(s.gate.data(), s.up.data(), n * n_ff, pool);
   ops::Activations act(s.gate.data(), n, n_ff, s.act);
   ops::matmul(act, w.down, s.h.data(), pool);
+  if (lora) maybe_lora(lora->down, s.gate.data(), n, s.h.data(), s, pool);
   add_rows(x, s.h.data(), n * n_embd, pool);
 }
 

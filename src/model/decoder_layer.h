@@ -15,6 +15,7 @@
 
 #include "base/thread_pool.h"
 #include "model/kv_cache.h"
+#include "model/lora_apply.h"
 #include "ops/matmul.h"
 #include "ops/matrix.h"
 #include "ops/rope.h"
@@ -55,14 +56,18 @@ struct LayerScratch {
   std::vector<float> h, q, k, v, attn, gate, up, scores;
   std::vector<int32_t> positions;
   ops::ActivationScratch act;
+  LoraScratch lora;  // sized only when the sequence has an adapter
 };
 
 // x: (tokens, n_embd), updated in place. A layer with K/V writes them to cache layer
 // `kv_layer` first; every layer then attends to `kv_layer`'s cached positions.
+// `lora` (null: none) adds the sequence's adapter to each adapted projection, unmerged
+// (model/lora_apply.h); s.lora must then be reserved.
 void attention_block(const AttentionConfig& c, const AttentionWeights& w, TokenSpan span,
-                     float* x, LayerScratch& s, KvCache& cache, int64_t kv_layer, Workers& pool);
+                     float* x, LayerScratch& s, KvCache& cache, int64_t kv_layer, Workers& pool,
+                     const AttentionLora* lora = nullptr);
 void ffn_block(const FfnWeights& w, int64_t n_embd, int64_t n_ff, float eps, TokenSpan span,
-               float* x, LayerScratch& s, Workers& pool);
+               float* x, LayerScratch& s, Workers& pool, const FfnLora* lora = nullptr);
 
 // Parallel helpers used by the blocks (rows split across the workers).
 void rms_norm_rows(const float* x, const std::vector<float>& weight, float eps, int64_t rows,

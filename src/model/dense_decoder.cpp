@@ -1,5 +1,6 @@
 #include "model/dense_decoder.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "base/error.h"
@@ -65,7 +66,7 @@ class DenseDecoder::State : public SequenceState {
  public:
   State(const HParams& hp, const AttentionConfig& attn, std::vector<KvLayerSpec> kv,
         const StateOptions& o, int n_threads)
-      : SequenceState(o.n_ctx),
+      : SequenceState(o),
         cache(std::move(kv), hp.n_head_kv, hp.head_dim, o.kv_type),
         n_batch(o.n_batch),
         full_prefill(o.full_prefill),
@@ -81,6 +82,8 @@ class DenseDecoder::State : public SequenceState {
   bool full_prefill;
   std::vector<float> x;
   LayerScratch layer;
+  std::vector<LayerLora> lora;  // per layer; empty without an adapter
+  LoraTarget output_lora;
 };
 
 DenseDecoder::DenseDecoder(std::shared_ptr<const gguf::File> file, const DenseOptions& options)
@@ -147,8 +150,22 @@ std::unique_ptr<SequenceState> DenseDecoder::new_state(const StateOptions& optio
     kv[i].k_scale = layers_[i].attn.k_scale;
     kv[i].v_scale = layers_[i].attn.v_scale;
   }
-  return std::make_unique<State>(hparams(), attention_config(), std::move(kv), options,
-                                 options.n_threads);
+  auto state = std::make_unique<State>(hparams(), attention_config(), std::move(kv), options,
+                                       options.n_threads);
+  if (options.adapter) attach_lora(*state, *options.adapter, options.adapter_scale);
+  return state;
+}
+
+void DenseDecoder::attach_lora(State& s, const LoraAdapter& adapter, float scale) const {
+  const HParams& hp = hparams();
+  for (int64_t i = 0; i < hp.n_layer; ++i) {
+    s.lora.push_back(resolve_layer_lora(adapter, scale, "blk." + std::to_string(i) + "."));
+  }
+  if (output_.data != token_embd_.data) s.output_lora = resolve_lora(adapter, scale, "output.weight");
+  const int64_t q_dim = hp.n_head * hp.head_dim;
+  const int64_t widest = std::max({hp.n_embd, q_dim, hp.n_ff});
+  s.layer.lora.reserve(s.n_batch, widest, adapter.max_rank(), widest);
+  if (s.output_lora) s.layer.lora.delta.resize(std::max<size_t>(s.layer.lora.delta.size(), hp.n_vocab));
 }
 
 void DenseDecoder::forward(SequenceState& state, std::span<const int32_t> tokens, LogitRows rows,
@@ -171,9 +188,11 @@ void DenseDecoder::forward(SequenceState& state, std::span<const int32_t> tokens
         s.layer.positions[0] = static_cast<int32_t>(span.pos0);
       }
     }
+    const LayerLora* lora = s.lora.empty() ? nullptr : &s.lora[i];
     attention_block(attn, layers_[i].attn, span, s.x.data(), s.layer, s.cache,
-                    layers_[i].kv_layer, pool);
-    ffn_block(layers_[i].ffn, hp.n_embd, hp.n_ff, hp.rms_eps, span, s.x.data(), s.layer, pool);
+                    layers_[i].kv_layer, pool, lora ? &lora->attn : nullptr);
+    ffn_block(layers_[i].ffn, hp.n_embd, hp.n_ff, hp.rms_eps, span, s.x.data(), s.layer, pool,
+              lora ? &lora->ffn : nullptr);
   }
   s.advance(n);
   if (rows == LogitRows::kNone) return;
@@ -183,6 +202,7 @@ void DenseDecoder::forward(SequenceState& state, std::span<const int32_t> tokens
                 hp.n_embd, hidden, pool);
   ops::Activations final_hidden(hidden, n_out, hp.n_embd, s.layer.act);
   ops::matmul(final_hidden, output_, logits, pool);
+  if (s.output_lora) lora_add(hidden, n_out, s.output_lora, 0, logits, s.layer.lora, pool);
 }
 
 std::string DenseDecoder::describe() const {

@@ -15,6 +15,7 @@
 #include "base/thread_pool.h"
 #include "gguf/reader.h"
 #include "model/hparams.h"
+#include "model/lora.h"
 #include "ops/attention.h"
 
 namespace afm::model {
@@ -30,6 +31,11 @@ struct StateOptions {
   // Benchmarks only: run the tracks of a Parallel-Track model one after another on the whole
   // pool instead of concurrently on teams of threads.
   bool sequential_tracks = false;
+  // A LoRA adapter for this sequence only (null: the base model), loaded against this model's
+  // file (LoraAdapter::load), and the user's scale (s = alpha / rank x adapter_scale). Applied
+  // unmerged: sequences on different adapters share the base weights.
+  std::shared_ptr<const LoraAdapter> adapter;
+  float adapter_scale = 1.0f;
 };
 
 class SequenceState {
@@ -37,15 +43,23 @@ class SequenceState {
   virtual ~SequenceState() = default;
   int64_t n_past() const { return n_past_; }
   int64_t n_ctx() const { return n_ctx_; }
+  // The adapter this sequence runs with (null: none) and its user scale; fixed at creation, so
+  // cached K/V never mixes adapters.
+  const std::shared_ptr<const LoraAdapter>& adapter() const { return adapter_; }
+  float adapter_scale() const { return adapter_scale_; }
   // Forgets positions >= n (n <= n_past): the next forward() continues from position n.
   void truncate(int64_t n);
   virtual size_t kv_bytes() const = 0;
   virtual size_t kv_bytes_per_token() const = 0;
 
  protected:
-  SequenceState(int64_t n_ctx) : n_ctx_(n_ctx) {}
+  explicit SequenceState(int64_t n_ctx) : n_ctx_(n_ctx) {}
+  SequenceState(const StateOptions& o)
+      : n_ctx_(o.n_ctx), adapter_(o.adapter), adapter_scale_(o.adapter_scale) {}
   int64_t n_past_ = 0;
   int64_t n_ctx_;
+  std::shared_ptr<const LoraAdapter> adapter_;
+  float adapter_scale_ = 1.0f;
 };
 
 // How an architecture arranges its layers, for `afm info` and tests (one entry per layer of one

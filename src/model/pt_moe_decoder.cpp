@@ -93,7 +93,7 @@ class PtMoeDecoder::TrackState {
 class PtMoeDecoder::State : public SequenceState {
  public:
   State(const PtMoeDecoder& m, const StateOptions& o)
-      : SequenceState(o.n_ctx),
+      : SequenceState(o),
         cache(cache_specs(m, o), m.hparams().n_head_kv, m.hparams().head_dim, o.kv_type),
         n_batch(o.n_batch),
         sequential_tracks(o.sequential_tracks),
@@ -124,6 +124,7 @@ class PtMoeDecoder::State : public SequenceState {
   bool sequential_tracks;
   std::vector<float> x;  // the merged state between track blocks
   std::vector<std::unique_ptr<TrackState>> tracks;
+  std::vector<LayerLora> lora;  // track-major like layers_; empty without an adapter
 };
 
 PtMoeDecoder::PtMoeDecoder(std::shared_ptr<const gguf::File> file)
@@ -193,7 +194,22 @@ int64_t PtMoeDecoder::cache_capacity(int64_t layer, int64_t n_ctx, int64_t n_bat
 
 std::unique_ptr<SequenceState> PtMoeDecoder::new_state(const StateOptions& options) const {
   AFM_CHECK(options.n_ctx > 0 && options.n_batch > 0);
-  return std::make_unique<State>(*this, options);
+  auto state = std::make_unique<State>(*this, options);
+  if (options.adapter) attach_lora(*state, *options.adapter, options.adapter_scale);
+  return state;
+}
+
+void PtMoeDecoder::attach_lora(State& s, const LoraAdapter& adapter, float scale) const {
+  const HParams& hp = hparams();
+  for (int64_t t = 0; t < pt_.tracks; ++t) {
+    for (int64_t n = 0; n < hp.n_layer; ++n) {
+      s.lora.push_back(resolve_layer_lora(adapter, scale, layer_prefix(t, n)));
+    }
+  }
+  const int64_t q_dim = hp.n_head * hp.head_dim;
+  const int64_t widest = std::max({hp.n_embd, q_dim, hp.n_ff, pt_.n_ff_exp, pt_.n_expert});
+  // Sized here, before any team runs: members never resize shared buffers.
+  for (auto& track : s.tracks) track->layer.lora.reserve(s.n_batch, widest, adapter.max_rank(), widest);
 }
 
 void PtMoeDecoder::run_track_block(State& s, int64_t track, int64_t block, TokenSpan span,
@@ -207,12 +223,15 @@ void PtMoeDecoder::run_track_block(State& s, int64_t track, int64_t block, Token
   for (int64_t t = 0; t < span.tokens; ++t) ts.layer.positions[t] = static_cast<int32_t>(span.pos0 + t);
   for (int64_t n = block * pt_.block_depth; n < (block + 1) * pt_.block_depth; ++n) {
     const Layer& l = layers_[track * hp.n_layer + n];
+    const LayerLora* lora = s.lora.empty() ? nullptr : &s.lora[track * hp.n_layer + n];
     attention_block(attention_config(n), l.attn, span, ts.x.data(), ts.layer, s.cache,
-                    track * hp.n_layer + n, w);
+                    track * hp.n_layer + n, w, lora ? &lora->attn : nullptr);
     if (is_moe(n)) {
-      moe_block(l.moe, hp.n_embd, hp.rms_eps, span, ts.x.data(), ts.layer, ts.moe, w);
+      moe_block(l.moe, hp.n_embd, hp.rms_eps, span, ts.x.data(), ts.layer, ts.moe, w,
+                lora ? &lora->ffn : nullptr);
     } else {
-      ffn_block(l.ffn, hp.n_embd, hp.n_ff, hp.rms_eps, span, ts.x.data(), ts.layer, w);
+      ffn_block(l.ffn, hp.n_embd, hp.n_ff, hp.rms_eps, span, ts.x.data(), ts.layer, w,
+                lora ? &lora->ffn : nullptr);
     }
   }
 }

@@ -73,7 +73,7 @@ void run_bench(const BenchArgs& a) {
   std::vector<int32_t> prompt(a.n_prompt), gen(std::max<int64_t>(a.n_gen, 1));
   for (int32_t& t : prompt) t = dist(rng);
   for (int32_t& t : gen) t = dist(rng);
-  model::ContextOptions opts = context_options(a.engine);
+  model::ContextOptions opts = context_options(a.engine, e);
   opts.n_ctx = std::max<int64_t>(opts.n_ctx, a.n_prompt + a.n_gen + 1);
   opts.n_batch = std::max<int64_t>(a.n_prompt, 1);
   opts.full_prefill = a.full_prefill;

@@ -84,7 +84,7 @@ void answer(ChatConversation& chat, ReplyPrinter printer, const std::string& mes
 void run_chat(const ChatArgs& a) {
   const Engine e = load_engine(a.engine);
   ChatTemplate chat_template = ChatTemplate::from_jinja(e.tokenizer->chat_template());
-  ChatConversation chat(e, chat_template, context_options(a.engine), a.sampling,
+  ChatConversation chat(e, chat_template, context_options(a.engine, e), a.sampling,
                         {a.system, a.n_predict, a.context_shift});
   const bool interactive = isatty(STDIN_FILENO);
   if (interactive) {

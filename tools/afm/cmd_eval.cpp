@@ -28,7 +28,7 @@ void run_eval(const EvalArgs& a) {
       a.tokens.empty() ? e.tokenizer->encode(a.prompt, {.parse_special = true, .add_bos = e.tokenizer->add_bos()})
                        : a.tokens;
   if (tokens.empty()) throw_error(ErrorCode::kInvalidArgument, "no tokens to evaluate");
-  model::ContextOptions opts = context_options(a.engine);
+  model::ContextOptions opts = context_options(a.engine, e);
   if (opts.n_ctx == 0) opts.n_ctx = static_cast<int64_t>(tokens.size());
   model::Context ctx(e.model, opts);
   const std::vector<float> all = ctx.eval_all(tokens);

@@ -45,7 +45,7 @@ void run_generate(const GenerateArgs& a) {
   const std::vector<int32_t> prompt = e.tokenizer->encode(text, {.parse_special = true,
                                                                  .add_bos = e.tokenizer->add_bos()});
   if (prompt.empty()) throw_error(ErrorCode::kInvalidArgument, "the prompt is empty");
-  model::Context ctx(e.model, context_options(a.engine));
+  model::Context ctx(e.model, context_options(a.engine, e));
   sample::Sampler sampler(a.sampling);
   tokenizer::IncrementalDecoder decoder(*e.tokenizer);
   std::vector<int32_t> generated, history;

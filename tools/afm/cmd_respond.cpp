@@ -53,8 +53,15 @@ std::string incomplete_json_message(const RespondArgs& a, const ChatResult& r, i
 
 void run_respond(const RespondArgs& a) {
   const auto model = LoadedModel::load(a.engine.model);
-  ChatService service(
-      model, {.n_slots = 1, .n_ctx = a.engine.ctx, .n_threads = resolve_threads(a.engine.threads)});
+  std::shared_ptr<const model::LoraAdapter> adapter;
+  if (!a.engine.adapter.empty()) {
+    adapter = model::LoraAdapter::load(a.engine.adapter, model->weights()->file());
+  }
+  ChatService service(model, {.n_slots = 1,
+                              .n_ctx = a.engine.ctx,
+                              .n_threads = resolve_threads(a.engine.threads),
+                              .adapter = adapter,
+                              .adapter_scale = a.engine.adapter_scale});
   ChatRequest request;
   if (!a.system.empty()) request.messages.push_back({"system", a.system});
   request.messages.push_back({"user", a.prompt});

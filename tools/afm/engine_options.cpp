@@ -31,6 +31,13 @@ void add_engine_options(CLI::App* cmd, EngineArgs& a) {
                   "KV cache type: f16, f32, or q8 (int8; the model's learned scales if it has "
                   "them, else one absmax scale per head and position)")
       ->check(CLI::IsMember({"f16", "f32", "q8"}));
+  cmd->add_option("--adapter", a.adapter,
+                  "LoRA adapter GGUF (llama.cpp layout, docs/adapters.md), applied unmerged")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--adapter-scale", a.adapter_scale,
+                  "Adapter strength: the update is alpha / rank x this (0: the base model)")
+      ->capture_default_str()
+      ->check(between(-100, 100));
 }
 
 void add_sampling_options(CLI::App* cmd, sample::SamplerConfig& c) {
@@ -73,6 +80,7 @@ Engine load_engine(const EngineArgs& a) {
   Engine e;
   e.model = model::load_model(a.model);
   e.tokenizer = load_model_tokenizer(*e.model, a.model);
+  if (!a.adapter.empty()) e.adapter = model::LoraAdapter::load(a.adapter, e.model->file());
   e.rss_after_load = resident_set_bytes();
   e.load_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -87,6 +95,13 @@ model::ContextOptions context_options(const EngineArgs& a) {
   o.kv_type = a.kv_type == "f32"  ? ops::KvType::kF32
               : a.kv_type == "q8" ? ops::KvType::kQ8
                                   : ops::KvType::kF16;
+  return o;
+}
+
+model::ContextOptions context_options(const EngineArgs& a, const Engine& e) {
+  model::ContextOptions o = context_options(a);
+  o.adapter = e.adapter;
+  o.adapter_scale = a.adapter_scale;
   return o;
 }
 

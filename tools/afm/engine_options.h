@@ -20,6 +20,8 @@ struct EngineArgs {
   int64_t ctx = 0;
   int64_t batch = 512;
   std::string kv_type = "f16";
+  std::string adapter;        // --adapter: a LoRA adapter GGUF ("" : none)
+  float adapter_scale = 1.0f; // --adapter-scale: s = alpha / rank x this
 };
 
 void add_engine_options(CLI::App* cmd, EngineArgs& args);
@@ -35,13 +37,17 @@ int resolve_threads(int requested, int default_threads = 0);
 struct Engine {
   std::shared_ptr<const model::Model> model;
   std::unique_ptr<tokenizer::Tokenizer> tokenizer;
+  std::shared_ptr<const model::LoraAdapter> adapter;  // null without --adapter
   double load_ms = 0;
   size_t rss_after_load = 0;  // bytes; weights are mmapped, so this counts pages touched so far
 };
 
-// Loads the model and its tokenizer (Error naming the file on failure).
+// Loads the model, its tokenizer and the --adapter, checked against the model (Error naming
+// the file on failure).
 Engine load_engine(const EngineArgs& args);
 // The context options for these arguments (threads resolved: see resolve_threads).
 model::ContextOptions context_options(const EngineArgs& args);
+// The same, with the engine's adapter attached (every sequence runs on it).
+model::ContextOptions context_options(const EngineArgs& args, const Engine& engine);
 
 }  // namespace afm::cli

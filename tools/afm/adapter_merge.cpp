@@ -1,0 +1,144 @@
+#include "adapter_merge.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "base/error.h"
+#include "gguf/writer.h"
+#include "model/lora_writer.h"
+#include "model/weights.h"
+#include "ops/embedding.h"
+#include "quant/block_formats.h"
+
+namespace afm::cli {
+namespace {
+
+// One row of `cols` floats in `type` appended to out.
+void encode_row(const float* x, int64_t cols, gguf::TensorType type, uint8_t* out) {
+  switch (type) {
+    case gguf::TensorType::kF32: std::memcpy(out, x, cols * sizeof(float)); return;
+    case gguf::TensorType::kF16:
+      quant::convert_row_f32_to_f16(x, reinterpret_cast<uint16_t*>(out), cols);
+      return;
+    case gguf::TensorType::kBF16:
+      quant::convert_row_f32_to_bf16(x, reinterpret_cast<uint16_t*>(out), cols);
+      return;
+    case gguf::TensorType::kQ8_0:
+      quant::quantize_row_q8_0(x, reinterpret_cast<quant::BlockQ8_0*>(out), cols);
+      return;
+    case gguf::TensorType::kQ4_0:
+      quant::quantize_row_q4_0(x, reinterpret_cast<quant::BlockQ4_0*>(out), cols);
+      return;
+    default:
+      throw_error(ErrorCode::kUnsupported, "adapter merge: cannot re-encode type " +
+                                               std::string(gguf::tensor_type_traits(type).name));
+  }
+}
+
+// The merged bytes of base tensor t: every row o of slice e gains s · B[o] · A.
+std::vector<uint8_t> merged_tensor(const gguf::TensorInfo& t, const model::LoraPair& p,
+                                   float scale) {
+  const int64_t in = p.in, out = p.out, rank = p.rank;
+  const size_t row_bytes = ops::row_bytes_for(t.type, in);
+  const ops::Matrix w{t.type, t.data, p.n_stack * out, in, row_bytes};
+  std::vector<float> a(rank * in), b(rank), row(in);
+  std::vector<uint8_t> bytes(t.n_bytes);
+  for (int64_t e = 0; e < p.n_stack; ++e) {
+    const ops::Matrix ae = model::expert(p.a, e, rank), be = model::expert(p.b, e, out);
+    for (int64_t r = 0; r < rank; ++r) ops::dequantize_row(ae, r, a.data() + r * in);
+    for (int64_t o = 0; o < out; ++o) {
+      const int64_t global_row = e * out + o;
+      ops::dequantize_row(w, global_row, row.data());
+      ops::dequantize_row(be, o, b.data());
+      for (int64_t i = 0; i < in; ++i) {
+        double acc = 0;
+        for (int64_t r = 0; r < rank; ++r) acc += double{b[r]} * a[r * in + i];
+        row[i] += static_cast<float>(scale * acc);
+      }
+      encode_row(row.data(), in, t.type, bytes.data() + global_row * row_bytes);
+    }
+  }
+  return bytes;
+}
+
+// Box-Muller over a splitmix64 stream: the same numbers on every platform.
+class Normal {
+ public:
+  explicit Normal(uint64_t seed) : state_(seed) {}
+  float next(float std) {
+    const double u1 = (static_cast<double>(bits() >> 11) + 1) * 0x1p-53;
+    const double u2 = static_cast<double>(bits() >> 11) * 0x1p-53;
+    return static_cast<float>(std * std::sqrt(-2 * std::log(u1)) * std::cos(6.283185307179586 * u2));
+  }
+
+ private:
+  uint64_t bits() {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  uint64_t state_;
+};
+
+bool wanted(const std::string& name, const std::vector<std::string>& targets) {
+  if (targets.empty()) return true;
+  for (const std::string& t : targets) {
+    if (name == t + ".weight" || name.ends_with("." + t + ".weight")) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+int64_t merge_adapter(const gguf::File& base, const model::LoraAdapter& adapter, float scale,
+                      const std::string& out_path) {
+  gguf::Writer w;
+  for (const auto& [key, value] : base.metadata()) {
+    if (key == "general.alignment") continue;  // set_alignment writes it
+    w.set(key, value);
+  }
+  if (base.alignment() != gguf::kDefaultAlignment) {
+    w.set_alignment(static_cast<uint32_t>(base.alignment()));
+  }
+  int64_t changed = 0;
+  for (const gguf::TensorInfo& t : base.tensors()) {
+    const model::LoraPair* p = adapter.find(t.name);
+    if (!p) {
+      w.add_tensor(t.name, t.type, t.shape, t.bytes());
+      continue;
+    }
+    const float s = adapter.scale_for(*p, scale);
+    const gguf::TensorInfo* info = &t;
+    w.add_tensor(t.name, t.type, t.shape,
+                 [info, p, s](std::vector<uint8_t>& out) { out = merged_tensor(*info, *p, s); });
+    ++changed;
+  }
+  w.write(out_path);
+  return changed;
+}
+
+int64_t write_random_adapter(const gguf::File& base, const RandomAdapterOptions& o,
+                             const std::string& out_path) {
+  model::LoraWriter writer(base, o.alpha);
+  Normal normal(o.seed);
+  int64_t n = 0;
+  for (const gguf::TensorInfo& t : base.tensors()) {
+    if (!model::is_adaptable_tensor(t.name) || t.shape.size() < 2 || !wanted(t.name, o.targets)) {
+      continue;
+    }
+    const int64_t in = static_cast<int64_t>(t.shape[0]), out = static_cast<int64_t>(t.shape[1]);
+    const int64_t stack = t.shape.size() == 3 ? static_cast<int64_t>(t.shape[2]) : 1;
+    std::vector<float> a(stack * o.rank * in), b(stack * out * o.rank);
+    const float std_a = 1.0f / std::sqrt(static_cast<float>(in));
+    for (float& v : a) v = normal.next(std_a);
+    for (float& v : b) v = normal.next(o.std_b);
+    writer.add(t.name, o.rank, a, b, o.type);
+    ++n;
+  }
+  if (n == 0) throw_error(ErrorCode::kInvalidArgument, "adapter random: no tensor of " + base.path() + " matches the targets");
+  writer.write(out_path);
+  return n;
+}
+
+}  // namespace afm::cli
