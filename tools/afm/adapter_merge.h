@@ -1,5 +1,5 @@
-// Folding a LoRA adapter into its base model: W' = W + s · Bᵀ-free form (row o of W gains
-// s · sum_r B[o][r] · A[r]), written as a new GGUF in each tensor's own type (q8_0 / q4_0 are
+// Folding a LoRA adapter into its base model: row o of each adapted W gains
+// s · sum_r B[o][r] · A[r] (s = alpha / rank x scale), written as a new GGUF in each tensor's own type (q8_0 / q4_0 are
 // re-quantised with the project's quantisers), every other tensor and all metadata copied.
 // Also random adapters for tests and benchmarks.
 //
