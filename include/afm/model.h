@@ -11,6 +11,9 @@
 #include <string>
 
 namespace afm {
+namespace model {
+class LoraAdapter;
+}
 
 class LoadedModel;
 
@@ -30,6 +33,13 @@ class SystemLanguageModel {
   // The shipped default model: $AFM_MODEL if set, else models/afm-device-21m.gguf found next
   // to the working directory or its parents.
   static SystemLanguageModel default_model(ModelOptions options = {});
+  // The same base model with a LoRA adapter (Swift: SystemLanguageModel(adapter:)): a GGUF
+  // adapter file (docs/adapters.md), checked against the base (architecture, tensors, shapes
+  // and, when the file names one, the base's SHA-256). Sessions on it run the adapter
+  // unmerged; the base weights stay shared with `base` and every other adapter. Never throws:
+  // a missing or mismatched adapter makes availability() false with the loader's message.
+  SystemLanguageModel(const SystemLanguageModel& base, const std::string& adapter_path,
+                      float adapter_scale = 1.0f);
 
   Availability availability() const;
   bool is_available() const { return availability().available; }
@@ -37,9 +47,14 @@ class SystemLanguageModel {
   const ModelOptions& options() const { return options_; }
   // Internal: the loaded model, or nullptr when unavailable.
   std::shared_ptr<const LoadedModel> loaded() const { return model_; }
+  // Internal: the adapter sessions run (nullptr: the base model) and its scale.
+  std::shared_ptr<const model::LoraAdapter> adapter() const { return adapter_; }
+  float adapter_scale() const { return adapter_scale_; }
 
  private:
   std::shared_ptr<const LoadedModel> model_;
+  std::shared_ptr<const model::LoraAdapter> adapter_;
+  float adapter_scale_ = 1.0f;
   ModelOptions options_;
   std::string error_;
 };

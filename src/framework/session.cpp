@@ -180,6 +180,8 @@ class LanguageModelSession::Impl {
       model::ContextOptions c;
       c.n_ctx = model_.options().context_size;
       c.n_threads = model_.options().threads;
+      c.adapter = model_.adapter();
+      c.adapter_scale = model_.adapter_scale();
       sequence_ = std::make_unique<Sequence>(loaded_->weights(), c);
     }
     return *sequence_;

@@ -1,10 +1,13 @@
 #include <algorithm>
+#include <cmath>
+#include <stdexcept>
 #include <cstdlib>
 #include <filesystem>
 
 #include "afm/model.h"
 #include "framework/loaded_model.h"
 #include "model/context.h"
+#include "model/lora.h"
 
 namespace afm {
 
@@ -15,6 +18,22 @@ SystemLanguageModel::SystemLanguageModel(const std::string& gguf_path, ModelOpti
     if (!model_->chat_template()) error_ = gguf_path + ": " + model_->unavailable_reason();
   } catch (const std::exception& e) {
     model_.reset();
+    error_ = e.what();
+  }
+}
+
+SystemLanguageModel::SystemLanguageModel(const SystemLanguageModel& base,
+                                         const std::string& adapter_path, float adapter_scale)
+    : model_(base.model_), options_(base.options_), error_(base.error_) {
+  adapter_scale_ = adapter_scale;
+  if (!model_ || !error_.empty()) return;
+  try {
+    if (!std::isfinite(adapter_scale)) {
+      throw std::invalid_argument("adapter scale must be finite, got " + std::to_string(adapter_scale));
+    }
+    adapter_ = model::LoraAdapter::load(adapter_path, model_->weights()->file());
+  } catch (const std::exception& e) {
+    adapter_.reset();
     error_ = e.what();
   }
 }
