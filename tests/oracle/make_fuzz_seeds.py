@@ -11,7 +11,6 @@ follow src/data/shard_format.h. Run from the repository root:
 """
 import json
 import os
-import shutil
 import struct
 
 import httpx2 as httpx
@@ -76,8 +75,8 @@ def request_body(kwargs):
 
 
 def fresh(path):
-    shutil.rmtree(path, ignore_errors=True)
-    os.makedirs(path)
+    """The corpus folder; files this script does not write (regression inputs) are kept."""
+    os.makedirs(path, exist_ok=True)
     return path
 
 
