@@ -307,9 +307,14 @@ std::shared_ptr<const Grammar> GrammarBuilder::build(RuleId start) const {
 // Suffixes are interned back to front: the id of rhs[d..] is that of the pair (rhs[d], id of
 // rhs[d+1..]); the empty suffix is 0.
 void Grammar::number_suffixes() {
+  size_t total = 0;
+  for (const Production& p : productions_) total += p.rhs.size();
   std::unordered_map<uint64_t, uint32_t> ids;
+  ids.reserve(total);
   suffix_begin_.clear();
   suffix_ids_.clear();
+  suffix_begin_.reserve(productions_.size());
+  suffix_ids_.reserve(total + productions_.size());
   for (const Production& p : productions_) {
     suffix_begin_.push_back(static_cast<uint32_t>(suffix_ids_.size()));
     suffix_ids_.resize(suffix_ids_.size() + p.rhs.size() + 1);

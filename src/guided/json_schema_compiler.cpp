@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "base/json_parse.h"
 #include "guided/schema_budget.h"
 #include "guided/schema_compiler.h"
 
@@ -18,13 +19,14 @@ std::shared_ptr<const Grammar> compile_json_schema(const nlohmann::ordered_json&
 
 std::shared_ptr<const Grammar> compile_json_schema_text(std::string_view schema_text,
                                                         const JsonSchemaOptions& options) {
-  Json schema;
-  try {
-    schema = Json::parse(schema_text);
-  } catch (const nlohmann::json::exception& e) {
-    throw_error(ErrorCode::kFormat, std::string("json schema: not valid JSON: ") + e.what());
+  // Linear in the text; a document nested past the budget stops one level below it, and the
+  // budget walk over the part built names where.
+  ParsedJson parsed = parse_ordered_json(schema_text, options.budget.max_depth + 1);
+  if (parsed.status == JsonParseStatus::kTooDeep) check_schema_budget(parsed.value, options.budget);
+  if (!parsed.ok()) {
+    throw_error(ErrorCode::kFormat, "json schema: not valid JSON: " + parsed.message);
   }
-  return compile_json_schema(schema, options);
+  return compile_json_schema(parsed.value, options);
 }
 
 std::string canonical_json(const nlohmann::ordered_json& value, Whitespace whitespace) {

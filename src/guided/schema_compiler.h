@@ -17,6 +17,7 @@
 namespace afm::guided {
 
 using Json = nlohmann::ordered_json;
+struct MemberMerge;  // schema_combinators.cpp
 
 class SchemaCompiler {
  public:
@@ -65,7 +66,7 @@ class SchemaCompiler {
   // schema_combinators.cpp
   Expr compile_any_of(const Json& schema, const std::string& pointer, int depth);
   Json merge_all_of(const Json& schema, const std::string& pointer, int depth);
-  void merge_into(Json& dst, const Json& src, const std::string& pointer);
+  void merge_into(Json& dst, const Json& src, const std::string& pointer, MemberMerge& members);
   Json inline_ref(const Json& branch, const std::string& pointer, int depth);
 
   // schema_one_of.cpp

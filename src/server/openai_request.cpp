@@ -3,6 +3,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/json_parse.h"
 #include "server/openai_protocol.h"
 #include "server/request_fields.h"
 
@@ -44,11 +45,11 @@ ToolCall parse_tool_call(const Json& call, const std::string& p) {
   const std::string ap = p + ".function.arguments";
   const std::string& text = as_string(required(fn, "arguments", ap), ap);
   // OpenAI sends arguments as JSON text; the template writes them back as JSON.
-  Json args = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (args.is_discarded() || !args.is_object()) {
+  ParsedJson args = parse_ordered_json(text, kMaxJsonDepth);
+  if (!args.ok() || !args.value.is_object()) {
     bad_value(ap, ap + " must be a JSON object encoded as a string");
   }
-  out.arguments = std::move(args);
+  out.arguments = std::move(args.value);
   return out;
 }
 
@@ -300,22 +301,19 @@ void reject_unsupported(const Json& body) {
 }  // namespace
 
 Json parse_json_body(std::string_view body) {
-  bool too_deep = false;
-  Json::parser_callback_t limit = [&](int depth, Json::parse_event_t, Json&) {
-    if (depth > kMaxJsonDepth) too_deep = true;
-    return !too_deep;
-  };
-  Json doc = Json::parse(body.begin(), body.end(), limit, /*allow_exceptions=*/false);
-  if (too_deep) {
+  // Linear in the body (ordered_json::parse is quadratic in an object's keys), and stops at
+  // the depth limit without building the rest. kMaxJsonDepth levels below the top-level value.
+  ParsedJson doc = parse_ordered_json(body, kMaxJsonDepth + 1);
+  if (doc.status == JsonParseStatus::kTooDeep) {
     throw invalid_request("The request body nests deeper than " + std::to_string(kMaxJsonDepth) +
                           " levels.");
   }
-  if (doc.is_discarded()) {
+  if (!doc.ok()) {
     throw invalid_request(
         "We could not parse the JSON body of your request. The OpenAI API "
         "expects a JSON payload.");
   }
-  return doc;
+  return std::move(doc.value);
 }
 
 ParsedRequest parse_chat_request_json(const Json& body, uint64_t default_seed) {
