@@ -45,22 +45,24 @@ void check_roles(const std::vector<ChatMessage>& messages) {
 // holds the longest prefix of its tokens.
 class ChatService::Slots {
  public:
-  Slots(const LoadedModel& model, const ChatServiceOptions& o) {
+  Slots(const LoadedModel& model, const ChatServiceOptions& o) : weights_(model.weights()) {
     const int n_slots = std::max(1, o.n_slots);
-    model::ContextOptions c;
-    c.n_ctx = o.n_ctx;
+    options_.n_ctx = o.n_ctx;
     // Slots run at once: sharing the cores keeps their thread pools from oversubscribing them.
-    c.n_threads = o.n_threads > 0 ? o.n_threads : std::max(1, physical_cores() / n_slots);
-    c.adapter = o.adapter;
-    c.adapter_scale = o.adapter_scale;
+    options_.n_threads = o.n_threads > 0 ? o.n_threads : std::max(1, physical_cores() / n_slots);
+    default_adapter_ = {o.adapter, o.adapter_scale};
     for (int i = 0; i < n_slots; ++i) {
-      sequences_.push_back(std::make_unique<Sequence>(model.weights(), c));
+      sequences_.push_back(make_sequence(default_adapter_));
       busy_.push_back(false);
     }
+    n_ctx_ = sequences_.front()->n_ctx();
   }
 
-  // nullptr when is_cancelled says so while waiting.
-  Sequence* acquire(std::span<const int32_t> tokens, const std::function<bool()>& is_cancelled) {
+  const ChatAdapter& default_adapter() const { return default_adapter_; }
+
+  // nullptr when is_cancelled says so while waiting. The slot returned runs `adapter`.
+  Sequence* acquire(std::span<const int32_t> tokens, const ChatAdapter& adapter,
+                    const std::function<bool()>& is_cancelled) {
     std::unique_lock<std::mutex> lock(mutex_);
     const uint64_t ticket = next_ticket_++;
     waiting_.push_back(ticket);
@@ -74,16 +76,21 @@ class ChatService::Slots {
       }
     }
     waiting_.pop_front();
+    // A slot on the same adapter with the longest shared prefix; else any free slot.
     size_t best = sequences_.size();
+    int64_t best_score = -2;
     for (size_t i = 0; i < sequences_.size(); ++i) {
       if (busy_[i]) continue;
-      if (best == sequences_.size() ||
-          sequences_[i]->shared_prefix(tokens) > sequences_[best]->shared_prefix(tokens)) {
-        best = i;
-      }
+      const int64_t score = runs(*sequences_[i], adapter)
+                                ? static_cast<int64_t>(sequences_[i]->shared_prefix(tokens))
+                                : -1;
+      if (score > best_score) best = i, best_score = score;
     }
     busy_[best] = true;
     cv_.notify_all();
+    lock.unlock();
+    // Outside the lock: a new KV cache is allocated, and the slot is ours alone.
+    if (best_score < 0) sequences_[best] = make_sequence(adapter);
     return sequences_[best].get();
   }
 
@@ -95,11 +102,25 @@ class ChatService::Slots {
     cv_.notify_all();
   }
 
-  int64_t n_ctx() const { return sequences_.front()->n_ctx(); }
+  int64_t n_ctx() const { return n_ctx_; }  // cached: a slot may be rebuilt concurrently
 
  private:
   size_t free_count() const { return static_cast<size_t>(std::count(busy_.begin(), busy_.end(), false)); }
 
+  static bool runs(const Sequence& s, const ChatAdapter& a) {
+    return s.adapter() == a.adapter && (!a.adapter || s.adapter_scale() == a.scale);
+  }
+  std::unique_ptr<Sequence> make_sequence(const ChatAdapter& a) const {
+    model::ContextOptions c = options_;
+    c.adapter = a.adapter;
+    c.adapter_scale = a.scale;
+    return std::make_unique<Sequence>(weights_, c);
+  }
+
+  std::shared_ptr<const model::Model> weights_;
+  model::ContextOptions options_;
+  ChatAdapter default_adapter_;
+  int64_t n_ctx_ = 0;
   std::mutex mutex_;
   std::condition_variable cv_;
   std::vector<std::unique_ptr<Sequence>> sequences_;
@@ -153,7 +174,8 @@ ChatResult ChatService::complete(const ChatRequest& request,
 
   ChatResult out;
   out.prompt_tokens = static_cast<int64_t>(tokens.size());
-  Sequence* seq = slots_->acquire(tokens, is_cancelled);
+  Sequence* seq =
+      slots_->acquire(tokens, request.adapter.value_or(slots_->default_adapter()), is_cancelled);
   if (!seq) {
     out.finish_reason = "cancelled";
     return out;

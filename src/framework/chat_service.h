@@ -12,6 +12,9 @@
 // feature the model's chat template lacks (tools on a template without a tool-call format).
 // Thread safety: complete() may be called from any number of threads; at most n_slots
 // requests run at once, the others wait in FIFO order.
+// Adapters: a request may name a LoRA adapter (ChatRequest::adapter). A slot's cached tokens
+// are reused only by requests on the same adapter and scale; a slot that must change adapter
+// is rebuilt empty, so K/V computed under one adapter never serves another.
 #pragma once
 
 #include <atomic>
@@ -38,7 +41,16 @@ enum class ToolChoice {
   kNamed,     // exactly calls of ChatRequest::tool_name
 };
 
+// A LoRA adapter and its scale (a null adapter: the base model).
+struct ChatAdapter {
+  std::shared_ptr<const model::LoraAdapter> adapter;
+  float scale = 1.0f;
+  bool operator==(const ChatAdapter&) const = default;
+};
+
 struct ChatRequest {
+  // The adapter to run on; unset: the service's (ChatServiceOptions::adapter).
+  std::optional<ChatAdapter> adapter;
   std::vector<ChatMessage> messages;
   std::vector<ChatToolSpec> tools;
   ToolChoice tool_choice = ToolChoice::kAuto;

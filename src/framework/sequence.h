@@ -38,6 +38,9 @@ class Sequence {
   int64_t last_prefill_evaluated() const { return last_evaluated_; }
   // How many leading tokens of `tokens` this sequence already holds.
   size_t shared_prefix(std::span<const int32_t> tokens) const;
+  // The LoRA adapter the sequence runs (null: the base) and its scale, fixed at construction.
+  const std::shared_ptr<const model::LoraAdapter>& adapter() const { return context_.state().adapter(); }
+  float adapter_scale() const { return context_.state().adapter_scale(); }
 
  private:
   void check_fits(size_t n) const;

@@ -111,8 +111,8 @@ std::string bind_failure_reason(const std::string& host, int port) {
 
 class HttpServer::Impl {
  public:
-  Impl(ServedModel model, HttpServerOptions options)
-      : model_(std::move(model)), options_(std::move(options)), seeds_(std::random_device{}()) {
+  Impl(std::vector<ServedModel> models, HttpServerOptions options)
+      : models_(std::move(models)), options_(std::move(options)), seeds_(std::random_device{}()) {
     svr_.new_task_queue = [n = std::max(2, options_.http_threads)] {
       return new httplib::ThreadPool(static_cast<size_t>(n));
     };
@@ -149,11 +149,13 @@ class HttpServer::Impl {
     });
     svr_.Get("/v1/models", [this](const httplib::Request& req, httplib::Response& res) {
       if (!authorize(req, res)) return;
-      send_json(res, {{"object", "list"}, {"data", Json::array({model_json()})}});
+      Json data = Json::array();
+      for (const ServedModel& m : models_) data.push_back(model_json(m));
+      send_json(res, {{"object", "list"}, {"data", data}});
     });
     svr_.Get("/v1/models/(.+)", [this](const httplib::Request& req, httplib::Response& res) {
       if (!authorize(req, res)) return;
-      if (req.matches[1] == model_.id) return send_json(res, model_json());
+      if (const ServedModel* m = find_model(req.matches[1])) return send_json(res, model_json(*m));
       send_error(res, unknown_model(req.matches[1]));
     });
     for (const char* path : {"/v1/chat/completions", "/chat/completions"}) {
@@ -172,14 +174,21 @@ class HttpServer::Impl {
   }
 
   const HttpServerOptions& options() const { return options_; }
+  const std::vector<ServedModel>& models() const { return models_; }
 
   httplib::Server svr_;
   std::atomic<bool> stopping_{false};
 
  private:
-  Json model_json() const {
-    return {
-        {"id", model_.id}, {"object", "model"}, {"created", model_.created}, {"owned_by", "afm"}};
+  static Json model_json(const ServedModel& m) {
+    return {{"id", m.id}, {"object", "model"}, {"created", m.created}, {"owned_by", "afm"}};
+  }
+
+  const ServedModel* find_model(const std::string& id) const {
+    for (const ServedModel& m : models_) {
+      if (m.id == id) return &m;
+    }
+    return nullptr;
   }
 
   static ApiError unknown_model(const std::string& name) {
@@ -236,8 +245,9 @@ class HttpServer::Impl {
 
   void chat(const httplib::Request& req, httplib::Response& res) {
     ParsedRequest p = parse_chat_request(req.body, next_seed());
-    if (p.model != model_.id) throw unknown_model(p.model);
-    auto job = std::make_shared<GenerationJob>(model_.complete, std::move(p.chat),
+    const ServedModel* model = find_model(p.model);
+    if (!model) throw unknown_model(p.model);
+    auto job = std::make_shared<GenerationJob>(model->complete, std::move(p.chat),
                                                std::move(p.stop), &stopping_);
     const ConnectionProbe probe =
         ConnectionProbe::find(req.local_port, req.remote_addr, req.remote_port);
@@ -267,7 +277,7 @@ class HttpServer::Impl {
       t_detail = detail;
       return;
     }
-    const CompletionMeta meta = new_completion_meta(model_.id);
+    const CompletionMeta meta = new_completion_meta(model->id);
     if (!p.stream) {
       t_detail = usage_detail(job->result());
       send_json(res, completion_json(meta, job->result()));
@@ -305,14 +315,18 @@ class HttpServer::Impl {
         });
   }
 
-  ServedModel model_;
+  std::vector<ServedModel> models_;
   HttpServerOptions options_;
   std::mutex seed_mutex_;
   std::mt19937_64 seeds_;
 };
 
 HttpServer::HttpServer(ServedModel model, HttpServerOptions options)
-    : impl_(std::make_unique<Impl>(std::move(model), std::move(options))) {
+    : HttpServer(std::vector<ServedModel>{std::move(model)}, std::move(options)) {}
+
+HttpServer::HttpServer(std::vector<ServedModel> models, HttpServerOptions options)
+    : impl_(std::make_unique<Impl>(std::move(models), std::move(options))) {
+  AFM_CHECK(!impl_->models().empty());
   // A client that disconnects mid-response must not kill the process: writes to its socket
   // fail with EPIPE instead (cpp-httplib sends without MSG_NOSIGNAL).
   std::signal(SIGPIPE, SIG_IGN);

@@ -22,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "server/generation_job.h"
 
@@ -45,6 +46,9 @@ struct HttpServerOptions {
 class HttpServer {
  public:
   HttpServer(ServedModel model, HttpServerOptions options);
+  // Several ids (a base model and its adapters, "BASE:NAME"): /v1/models lists them in this
+  // order and each request runs on the one its "model" names. At least one.
+  HttpServer(std::vector<ServedModel> models, HttpServerOptions options);
   ~HttpServer();  // stops and waits for the workers
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

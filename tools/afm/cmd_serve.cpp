@@ -1,5 +1,6 @@
 // `afm serve -m MODEL [--host 127.0.0.1] [--port 8080] [--api-key K] [--slots N] [-c CTX]
-//  [-t THREADS] [--max-body BYTES] [--http-threads N]`: the OpenAI-compatible HTTP server
+//  [-t THREADS] [--max-body BYTES] [--http-threads N] [--adapter NAME=FILE ...]
+//  [--adapter-scale S]`: the OpenAI-compatible HTTP server
 // (docs/server.md). Prints "listening on http://HOST:PORT" on stderr once it accepts
 // connections; SIGINT / SIGTERM cancel running generations and stop it cleanly (exit 0).
 // -t is per slot; by default the physical cores are divided among the slots (at least one
@@ -14,8 +15,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "base/cpu_count.h"
 #include "base/error.h"
@@ -23,6 +27,7 @@
 #include "engine_options.h"
 #include "framework/chat_service.h"
 #include "framework/loaded_model.h"
+#include "model/lora.h"
 #include "option_checks.h"
 #include "server/http_server.h"
 
@@ -31,6 +36,8 @@ namespace {
 
 struct ServeArgs {
   std::string model;
+  std::vector<std::string> adapters;  // NAME=FILE
+  float adapter_scale = 1.0f;
   server::HttpServerOptions http;
   ChatServiceOptions service;
 };
@@ -60,6 +67,25 @@ int threads_per_slot(int requested, int n_slots) {
   return threads;
 }
 
+// NAME=FILE pairs; names are unique, non-empty and free of ':' and '/'.
+std::vector<std::pair<std::string, std::string>> parse_adapter_specs(
+    const std::vector<std::string>& specs) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const std::string& spec : specs) {
+    const size_t eq = spec.find('=');
+    const std::string name = spec.substr(0, eq);
+    if (eq == std::string::npos || name.empty() || eq + 1 == spec.size() ||
+        name.find_first_of(":/") != std::string::npos) {
+      usage_error("--adapter must be NAME=FILE (a name without ':' or '/'), got '" + spec + "'");
+    }
+    for (const auto& [other, file] : out) {
+      if (other == name) usage_error("--adapter name '" + name + "' is given twice");
+    }
+    out.emplace_back(name, spec.substr(eq + 1));
+  }
+  return out;
+}
+
 void run_serve(ServeArgs a) {
   a.service.n_threads = threads_per_slot(a.service.n_threads, a.service.n_slots);
   if (a.http.api_key.empty()) {
@@ -72,15 +98,27 @@ void run_serve(ServeArgs a) {
                 a.model + " cannot be served for chat: " + model->unavailable_reason());
   }
   auto service = std::make_shared<ChatService>(model, a.service);
-  server::ServedModel served;
-  served.id = model->id();
-  served.created = std::chrono::duration_cast<std::chrono::seconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
-  served.complete = [service](const ChatRequest& request, const server::DeltaFn& on_delta,
-                              const server::CancelledFn& cancelled) {
-    return service->complete(request, on_delta, cancelled);
+  const int64_t created = std::chrono::duration_cast<std::chrono::seconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+  // The base model, then one id per adapter; every id runs on the same slots (chat_service.h:
+  // a slot's cache is reused only on its own adapter).
+  std::vector<server::ServedModel> served;
+  auto serve_as = [&](std::string id, std::optional<ChatAdapter> adapter) {
+    served.push_back({std::move(id), created,
+                      [service, adapter](const ChatRequest& request,
+                                         const server::DeltaFn& on_delta,
+                                         const server::CancelledFn& cancelled) {
+                        ChatRequest r = request;
+                        r.adapter = adapter;
+                        return service->complete(r, on_delta, cancelled);
+                      }});
   };
+  serve_as(model->id(), ChatAdapter{});
+  for (const auto& [name, path] : parse_adapter_specs(a.adapters)) {
+    auto adapter = model::LoraAdapter::load(path, model->weights()->file());
+    serve_as(model->id() + ":" + name, ChatAdapter{adapter, a.adapter_scale});
+  }
 
   server::HttpServer http(std::move(served), a.http);
   http.bind();
@@ -123,6 +161,12 @@ void setup_serve(CLI::App& root) {
   add_threads_option(cmd, a->service.n_threads,
                      "Compute threads per slot (default 0: the physical cores divided among the "
                      "slots, at least 1 each; capped at the available CPUs)");
+  cmd->add_option("--adapter", a->adapters,
+                  "NAME=FILE: also serve the model with this LoRA adapter as model id "
+                  "'BASE:NAME' (repeatable; the base stays one copy in memory)");
+  cmd->add_option("--adapter-scale", a->adapter_scale, "Scale of every --adapter (alpha / rank x this)")
+      ->capture_default_str()
+      ->check(between(-100, 100));
   cmd->add_option("--max-body", a->http.max_body_bytes, "Largest request body in bytes (413 above)")
       ->capture_default_str()
       ->check(at_least(1));
