@@ -83,7 +83,7 @@ namespace {
 // y += the target's low-rank update for x (tokens, in), when the target is adapted.
 void maybe_lora(const LoraTarget& t, const float* x, int64_t tokens, float* y, LayerScratch& s,
                 Workers& pool) {
-  if (t) lora_add(x, tokens, t, 0, y, s.lora, pool);
+  lora_add_group(x, tokens, {{&t, 0, y}}, s.lora, pool);
 }
 
 }  // namespace
@@ -97,15 +97,17 @@ void attention_block(const AttentionConfig& c, const AttentionWeights& w, TokenS
   if (w.has_kv()) {
     ops::matmul_group(in, {{&w.wq, s.q.data()}, {&w.wk, s.k.data()}, {&w.wv, s.v.data()}}, pool);
     if (lora) {
-      maybe_lora(lora->k, s.h.data(), n, s.k.data(), s, pool);
-      maybe_lora(lora->v, s.h.data(), n, s.v.data(), s, pool);
+      lora_add_group(s.h.data(), n,
+                     {{&lora->q, 0, s.q.data()}, {&lora->k, 0, s.k.data()},
+                      {&lora->v, 0, s.v.data()}},
+                     s.lora, pool);
     }
     add_bias(s.k.data(), w.k_bias, n, pool);
     add_bias(s.v.data(), w.v_bias, n, pool);
   } else {
     ops::matmul(in, w.wq, s.q.data(), pool);
+    if (lora) maybe_lora(lora->q, s.h.data(), n, s.q.data(), s, pool);
   }
-  if (lora) maybe_lora(lora->q, s.h.data(), n, s.q.data(), s, pool);
   add_bias(s.q.data(), w.q_bias, n, pool);
   position_and_normalise(c, w, span, s, w.has_kv(), pool);
   if (w.has_kv()) {
@@ -132,8 +134,8 @@ void ffn_block(const FfnWeights& w, int64_t n_embd, int64_t n_ff, float eps, Tok
   ops::Activations in(s.h.data(), n, n_embd, s.act);
   ops::matmul_group(in, {{&w.gate, s.gate.data()}, {&w.up, s.up.data()}}, pool);
   if (lora) {
-    maybe_lora(lora->gate, s.h.data(), n, s.gate.data(), s, pool);
-    maybe_lora(lora->up, s.h.data(), n, s.up.data(), s, pool);
+    lora_add_group(s.h.data(), n, {{&lora->gate, 0, s.gate.data()}, {&lora->up, 0, s.up.data()}},
+                   s.lora, pool);
   }
   ops::swiglu_inplace(s.gate.data(), s.up.data(), n * n_ff, pool);
   ops::Activations act(s.gate.data(), n, n_ff, s.act);

@@ -152,11 +152,12 @@ std::unique_ptr<SequenceState> DenseDecoder::new_state(const StateOptions& optio
   }
   auto state = std::make_unique<State>(hparams(), attention_config(), std::move(kv), options,
                                        options.n_threads);
-  if (options.adapter) attach_lora(*state, *options.adapter, options.adapter_scale);
+  if (options.adapter) attach_lora(*state, *options.adapter, options.adapter_scale, options.n_threads);
   return state;
 }
 
-void DenseDecoder::attach_lora(State& s, const LoraAdapter& adapter, float scale) const {
+void DenseDecoder::attach_lora(State& s, const LoraAdapter& adapter, float scale,
+                               int threads) const {
   const HParams& hp = hparams();
   for (int64_t i = 0; i < hp.n_layer; ++i) {
     s.lora.push_back(resolve_layer_lora(adapter, scale, "blk." + std::to_string(i) + "."));
@@ -164,8 +165,7 @@ void DenseDecoder::attach_lora(State& s, const LoraAdapter& adapter, float scale
   if (output_.data != token_embd_.data) s.output_lora = resolve_lora(adapter, scale, "output.weight");
   const int64_t q_dim = hp.n_head * hp.head_dim;
   const int64_t widest = std::max({hp.n_embd, q_dim, hp.n_ff});
-  s.layer.lora.reserve(s.n_batch, widest, adapter.max_rank(), widest);
-  if (s.output_lora) s.layer.lora.delta.resize(std::max<size_t>(s.layer.lora.delta.size(), hp.n_vocab));
+  s.layer.lora.reserve(s.n_batch, widest, adapter.max_rank(), threads);
 }
 
 void DenseDecoder::forward(SequenceState& state, std::span<const int32_t> tokens, LogitRows rows,

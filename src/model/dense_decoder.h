@@ -45,7 +45,7 @@ class DenseDecoder : public Model {
   class State;
 
   Layer load_layer(const class WeightLoader& w, int64_t index) const;
-  void attach_lora(State& s, const LoraAdapter& adapter, float scale) const;
+  void attach_lora(State& s, const LoraAdapter& adapter, float scale, int threads) const;
   AttentionConfig attention_config() const;
 
   DenseOptions options_;

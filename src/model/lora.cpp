@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "gguf/digest.h"
+#include "ops/embedding.h"
 
 namespace afm::model {
 namespace {
@@ -47,6 +48,17 @@ ops::Matrix view(const gguf::File& f, const gguf::TensorInfo& t, int64_t rows, i
 }
 
 }  // namespace
+
+void transpose_lora_b(LoraPair& p) {
+  p.b_t.resize(p.n_stack * p.rank * p.out);
+  std::vector<float> row(p.rank);
+  for (int64_t e = 0; e < p.n_stack; ++e) {
+    for (int64_t o = 0; o < p.out; ++o) {
+      ops::dequantize_row(p.b, e * p.out + o, row.data());
+      for (int64_t r = 0; r < p.rank; ++r) p.b_t[(e * p.rank + r) * p.out + o] = row[r];
+    }
+  }
+}
 
 bool is_adaptable_tensor(const std::string& name) {
   static constexpr std::array<std::string_view, 11> kLayerSuffixes = {
@@ -167,7 +179,8 @@ void LoraAdapter::collect_pairs(const gguf::File& base) {
     p.n_stack = static_cast<int64_t>(n_stack);
     p.a = view(f, *ta, p.n_stack * p.rank, p.in);
     p.b = view(f, *tb, p.n_stack * p.out, p.rank);
-    pairs_.emplace(name, p);
+    transpose_lora_b(p);
+    pairs_.emplace(name, std::move(p));
   }
 }
 

@@ -27,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gguf/reader.h"
 #include "ops/matrix.h"
@@ -39,7 +40,13 @@ struct LoraPair {
   ops::Matrix a;  // (n_stack * rank, in)
   ops::Matrix b;  // (n_stack * out, rank)
   int64_t rank = 0, in = 0, out = 0, n_stack = 1;
+  // B transposed to f32, (n_stack, rank, out): decode adds rank long rows (axpy) instead of
+  // `out` dot products of length rank. Exact: f16 values widen without rounding.
+  std::vector<float> b_t;
 };
+
+// Fills pair.b_t from pair.b (after a, b and the sizes are set).
+void transpose_lora_b(LoraPair& pair);
 
 class LoraAdapter {
  public:

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,19 +46,40 @@ LayerLora resolve_layer_lora(const LoraAdapter& adapter, float user_scale,
                              const std::string& prefix);
 LoraTarget resolve_lora(const LoraAdapter& adapter, float user_scale, const std::string& name);
 
+// Calls of at most this many tokens (decode) take the fused path of lora_add_group.
+inline constexpr int64_t kLoraFusedTokens = 4;
+// Targets one lora_add_group call can take (q, k, v).
+inline constexpr int64_t kLoraMaxGroup = 3;
+
 struct LoraScratch {
-  std::vector<float> mid;    // (tokens, rank)
-  std::vector<float> delta;  // (tokens, out) for a chunk of tokens
+  std::vector<float> mid;  // (tokens, rank)
   ops::ActivationScratch act;
-  // Sizes for batches of up to `tokens` of width <= max_in, ranks <= max_rank and outputs of
-  // width <= max_out (wider outputs, e.g. a vocabulary-sized head, are done in token chunks).
-  void reserve(int64_t tokens, int64_t max_in, int64_t max_rank, int64_t max_out);
+  std::vector<float> per_thread;  // fused path: each thread's x copy and low-rank activations
+  int64_t per_thread_floats = 0;
+  // Sizes for batches of up to `tokens` of width <= max_in and ranks <= max_rank, run by up to
+  // `threads` workers (any output width: outputs are updated in place).
+  void reserve(int64_t tokens, int64_t max_in, int64_t max_rank, int threads);
+};
+
+// One output of lora_add_group: y (tokens, out) += the target's update (slice: expert).
+struct LoraOutput {
+  const LoraTarget* target;
+  int64_t slice;
+  float* y;
 };
 
 // y (tokens, out) += t.scale · (x · Aₑᵀ) · Bₑᵀ for x (tokens, in); `slice` picks expert e of a
 // stacked pair (0 otherwise). The scratch must have been reserved for these sizes.
 void lora_add(const float* x, int64_t tokens, const LoraTarget& t, int64_t slice, float* y,
               LoraScratch& s, Workers& pool);
+
+// Several targets over the same input x (tokens, in) (q, k, v or gate, up); targets that are
+// not adapted are skipped. Decode-sized calls (tokens <= kLoraFusedTokens) with f32 / f16 pairs
+// run in one parallel region: every worker computes the small x · Aᵀ products itself (no
+// barrier), then its share of the output rows; f16 pairs see f16-rounded inputs as in the
+// kernel path. Larger calls, or other types, run lora_add per target.
+void lora_add_group(const float* x, int64_t tokens, std::initializer_list<LoraOutput> outputs,
+                    LoraScratch& s, Workers& pool);
 
 // Scalar reference (float64 accumulation over dequantised A and B): the oracle for lora_add.
 void lora_add_reference(const float* x, int64_t tokens, const LoraTarget& t, int64_t slice,

@@ -69,14 +69,15 @@ void run_expert(const MoeWeights& w, int64_t e, int64_t n_embd, int64_t begin, i
   const ops::Matrix down = expert(w.down_exps, e, n_embd);
   ops::Activations in(m.gathered.data(), count, n_embd, s.act);
   ops::matmul_group(in, {{&gate, s.gate.data()}, {&up, s.up.data()}}, pool);
-  if (lora && lora->gate_exps) lora_add(m.gathered.data(), count, lora->gate_exps, e, s.gate.data(), s.lora, pool);
-  if (lora && lora->up_exps) lora_add(m.gathered.data(), count, lora->up_exps, e, s.up.data(), s.lora, pool);
+  if (lora) {
+    lora_add_group(m.gathered.data(), count,
+                   {{&lora->gate_exps, e, s.gate.data()}, {&lora->up_exps, e, s.up.data()}},
+                   s.lora, pool);
+  }
   ops::swiglu_inplace(s.gate.data(), s.up.data(), count * w.n_ff_exp, pool);
   ops::Activations act(s.gate.data(), count, w.n_ff_exp, s.act);
   ops::matmul(act, down, m.expert_out.data(), pool);
-  if (lora && lora->down_exps) {
-    lora_add(s.gate.data(), count, lora->down_exps, e, m.expert_out.data(), s.lora, pool);
-  }
+  if (lora) lora_add_group(s.gate.data(), count, {{&lora->down_exps, e, m.expert_out.data()}}, s.lora, pool);
   // A token appears at most once per expert, so slices of this expert's rows never collide.
   parallel_for(pool, count, [&](int64_t b, int64_t end) {
     for (int64_t i = b; i < end; ++i) {
@@ -96,7 +97,7 @@ void moe_block(const MoeWeights& w, int64_t n_embd, float eps, TokenSpan span, f
   rms_norm_rows(x, w.norm, eps, n, n_embd, s.h.data(), pool);
   ops::Activations in(s.h.data(), n, n_embd, s.act);
   ops::matmul(in, w.router, m.router_logits.data(), pool);
-  if (lora && lora->router) lora_add(s.h.data(), n, lora->router, 0, m.router_logits.data(), s.lora, pool);
+  if (lora) lora_add_group(s.h.data(), n, {{&lora->router, 0, m.router_logits.data()}}, s.lora, pool);
   pool.once([&] {
     route_tokens(m.router_logits.data(), n, w.n_expert, w.n_used, m.choice.data(), m.weight.data());
     group_by_expert(w, n, m);

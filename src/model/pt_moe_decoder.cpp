@@ -195,11 +195,12 @@ int64_t PtMoeDecoder::cache_capacity(int64_t layer, int64_t n_ctx, int64_t n_bat
 std::unique_ptr<SequenceState> PtMoeDecoder::new_state(const StateOptions& options) const {
   AFM_CHECK(options.n_ctx > 0 && options.n_batch > 0);
   auto state = std::make_unique<State>(*this, options);
-  if (options.adapter) attach_lora(*state, *options.adapter, options.adapter_scale);
+  if (options.adapter) attach_lora(*state, *options.adapter, options.adapter_scale, options.n_threads);
   return state;
 }
 
-void PtMoeDecoder::attach_lora(State& s, const LoraAdapter& adapter, float scale) const {
+void PtMoeDecoder::attach_lora(State& s, const LoraAdapter& adapter, float scale,
+                               int threads) const {
   const HParams& hp = hparams();
   for (int64_t t = 0; t < pt_.tracks; ++t) {
     for (int64_t n = 0; n < hp.n_layer; ++n) {
@@ -209,7 +210,9 @@ void PtMoeDecoder::attach_lora(State& s, const LoraAdapter& adapter, float scale
   const int64_t q_dim = hp.n_head * hp.head_dim;
   const int64_t widest = std::max({hp.n_embd, q_dim, hp.n_ff, pt_.n_ff_exp, pt_.n_expert});
   // Sized here, before any team runs: members never resize shared buffers.
-  for (auto& track : s.tracks) track->layer.lora.reserve(s.n_batch, widest, adapter.max_rank(), widest);
+  for (auto& track : s.tracks) {
+    track->layer.lora.reserve(s.n_batch, widest, adapter.max_rank(), threads);
+  }
 }
 
 void PtMoeDecoder::run_track_block(State& s, int64_t track, int64_t block, TokenSpan span,

@@ -51,7 +51,7 @@ class PtMoeDecoder : public Model {
 
   Layer load_layer(const class WeightLoader& w, int64_t track, int64_t layer) const;
   AttentionConfig attention_config(int64_t layer) const;
-  void attach_lora(State& s, const LoraAdapter& adapter, float scale) const;
+  void attach_lora(State& s, const LoraAdapter& adapter, float scale, int threads) const;
   void run_track_block(State& s, int64_t track, int64_t block, TokenSpan span, Workers& w) const;
   void run_block(State& s, int64_t block, TokenSpan span, Workers& pool) const;
 

