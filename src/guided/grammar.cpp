@@ -327,6 +327,18 @@ void Grammar::number_suffixes() {
   }
 }
 
+size_t Grammar::memory_bytes() const {
+  size_t bytes = productions_.capacity() * sizeof(Production) +
+                 nt_productions_.capacity() * sizeof(std::vector<uint32_t>) +
+                 nullable_.capacity() / 8 + suffix_begin_.capacity() * sizeof(uint32_t) +
+                 suffix_ids_.capacity() * sizeof(uint32_t) + terminals_.capacity() * sizeof(ByteSet) +
+                 names_.capacity() * sizeof(std::string);
+  for (const Production& p : productions_) bytes += p.rhs.capacity() * sizeof(Symbol);
+  for (const auto& list : nt_productions_) bytes += list.capacity() * sizeof(uint32_t);
+  for (const std::string& name : names_) bytes += name.capacity() > 15 ? name.capacity() : 0;
+  return bytes;
+}
+
 std::string Grammar::to_string() const {
   std::string out;
   auto sym = [&](Symbol s) {

@@ -109,6 +109,9 @@ class Grammar {
   const std::string& name(uint32_t nt) const { return names_[nt]; }
   // True when the language is empty (an unsatisfiable schema): every byte is rejected.
   bool empty_language() const { return nt_productions_[start_].empty(); }
+  // Heap bytes this grammar holds (productions, symbols, suffix ids, terminals, names): what
+  // keeping it in a cache costs.
+  size_t memory_bytes() const;
   // Human-readable listing, for tests and debugging.
   std::string to_string() const;
 

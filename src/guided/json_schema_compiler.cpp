@@ -74,20 +74,33 @@ std::shared_ptr<const Grammar> CompiledGrammarCache::get_or_compile(
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = index_.find(key); it != index_.end()) {
       lru_.splice(lru_.begin(), lru_, it->second);
-      return it->second->second;
+      return it->second->grammar;
     }
   }
   // Compile outside the lock; if two threads race, the first insert wins.
   std::shared_ptr<const Grammar> grammar = compile_json_schema_text(schema_text, options);
+  const size_t bytes = grammar->memory_bytes() + key.size();
   std::lock_guard<std::mutex> lock(mutex_);
-  if (auto it = index_.find(key); it != index_.end()) return it->second->second;
-  lru_.emplace_front(key, grammar);
+  if (auto it = index_.find(key); it != index_.end()) return it->second->grammar;
+  if (bytes > max_bytes_) return grammar;
+  lru_.push_front({key, grammar, bytes});
   index_[key] = lru_.begin();
-  while (lru_.size() > capacity_) {
-    index_.erase(lru_.back().first);
+  bytes_ += bytes;
+  evict_locked();
+  return grammar;
+}
+
+void CompiledGrammarCache::evict_locked() {
+  while (lru_.size() > capacity_ || bytes_ > max_bytes_) {
+    bytes_ -= lru_.back().bytes;
+    index_.erase(lru_.back().key);
     lru_.pop_back();
   }
-  return grammar;
+}
+
+size_t CompiledGrammarCache::bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return bytes_;
 }
 
 size_t CompiledGrammarCache::size() const {

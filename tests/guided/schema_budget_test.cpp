@@ -187,6 +187,26 @@ TEST(SchemaBudget, ShortPointerKeepsBothEnds) {
   EXPECT_NE(s.find("(3000 characters)"), std::string::npos) << s;
 }
 
+TEST(SchemaBudget, GrammarCacheIsBoundedByBytes) {
+  // A client sending never-seen large schemas must not grow the cache past its byte budget.
+  const size_t one = compile_json_schema_text(many_properties(300, false))->memory_bytes();
+  ASSERT_GT(one, 10000u);
+  CompiledGrammarCache cache(256, one * 3);
+  for (int i = 0; i < 10; ++i) {
+    auto g = cache.get_or_compile(many_properties(300 + i, false));
+    EXPECT_TRUE(ok(g, R"({"p0":"x"})"));
+    EXPECT_LE(cache.bytes(), one * 3);
+  }
+  EXPECT_LE(cache.size(), 3u);
+  EXPECT_GE(cache.size(), 2u);
+  // Larger than the whole budget: answered, not kept.
+  CompiledGrammarCache small(256, one / 2);
+  auto g = small.get_or_compile(many_properties(300, false));
+  EXPECT_TRUE(ok(g, R"({"p1":"y"})"));
+  EXPECT_EQ(small.size(), 0u);
+  EXPECT_EQ(small.bytes(), 0u);
+}
+
 TEST(GrammarBuilder, DeeplyNestedExpressionsLowerWithoutRecursion) {
   // 200,000 nested optional groups ("a" ("a" (... "a" "z")?)?)?: any run of a's, or exactly
   // 200,000 a's and a z; then 200,000 nested sequences around "y".
