@@ -2,9 +2,10 @@
 // product y = x · Wᵀ (model/lora.h for the layout). The base weights are never copied or
 // modified, so sequences on different adapters (or none) share one base model in memory.
 //
-// The two small products run through the ordinary matmul kernels (batched over the tokens of
-// the call: (T, in) x (in, rank), then (T, rank) x (rank, out)); lora_add_reference is the
-// scalar oracle they are tested against.
+// Both products are batched over the tokens of the call: m = x · Aᵀ, (T, in) x (in, rank), runs
+// through the matmul kernels; y += s · m · Bᵀ, (T, rank) x (rank, out), is rank vector axpys
+// per token over Bᵀ (LoraPair::b_t), split by output columns and written in place.
+// lora_add_reference (scalar, float64) is the oracle both paths are tested against.
 //
 // Thread safety: LoraScratch belongs to one sequence (one track of afm-server) and is sized
 // before the forward pass (a ThreadTeam never resizes it). Kernels never allocate.
