@@ -77,27 +77,38 @@ torch::Tensor swiglu(const torch::Tensor& x, const torch::Tensor& gate, const to
 }
 
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-AutocastGuard::AutocastGuard(bool enabled) : enabled_(enabled) {
+AutocastGuard::AutocastGuard(bool enabled, c10::DeviceType device)
+    : enabled_(enabled), device_(device) {
   if (!enabled_) return;
-  previous_ = at::autocast::is_autocast_enabled(at::kCUDA);
-  at::autocast::set_autocast_enabled(at::kCUDA, true);
-  at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
+  previous_ = at::autocast::is_autocast_enabled(device_);
+  at::autocast::set_autocast_enabled(device_, true);
+  at::autocast::set_autocast_dtype(device_, at::kBFloat16);
 }
 AutocastGuard::~AutocastGuard() {
   if (!enabled_) return;
-  at::autocast::set_autocast_enabled(at::kCUDA, previous_);
+  at::autocast::set_autocast_enabled(device_, previous_);
   at::autocast::clear_cache();
 }
 #else
-AutocastGuard::AutocastGuard(bool enabled) : enabled_(enabled) {
+AutocastGuard::AutocastGuard(bool enabled, c10::DeviceType device)
+    : enabled_(enabled), device_(device) {
   if (!enabled_) return;
-  previous_ = at::autocast::is_enabled();
-  at::autocast::set_enabled(true);
-  at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+  const bool cpu = device_ == c10::DeviceType::CPU;
+  previous_ = cpu ? at::autocast::is_cpu_enabled() : at::autocast::is_enabled();
+  if (cpu) {
+    at::autocast::set_cpu_enabled(true);
+    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+  } else {
+    at::autocast::set_enabled(true);
+    at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+  }
 }
 AutocastGuard::~AutocastGuard() {
   if (!enabled_) return;
-  at::autocast::set_enabled(previous_);
+  if (device_ == c10::DeviceType::CPU)
+    at::autocast::set_cpu_enabled(previous_);
+  else
+    at::autocast::set_enabled(previous_);
   at::autocast::clear_cache();
 }
 #endif

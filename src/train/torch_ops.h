@@ -38,17 +38,18 @@ torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k,
 torch::Tensor swiglu(const torch::Tensor& x, const torch::Tensor& gate, const torch::Tensor& up,
                      const torch::Tensor& down);
 
-// Switches bf16 autocast on for CUDA tensors for the guard's lifetime (no-op when disabled),
-// over the API differences between libtorch versions.
+// Switches bf16 autocast on for `device`'s tensors (CUDA or CPU) for the guard's lifetime
+// (no-op when disabled), over the API differences between libtorch versions.
 class AutocastGuard {
  public:
-  explicit AutocastGuard(bool enabled);
+  explicit AutocastGuard(bool enabled, c10::DeviceType device = c10::DeviceType::CUDA);
   ~AutocastGuard();
   AutocastGuard(const AutocastGuard&) = delete;
   AutocastGuard& operator=(const AutocastGuard&) = delete;
 
  private:
   bool enabled_;
+  c10::DeviceType device_;
   bool previous_ = false;
 };
 

@@ -35,7 +35,7 @@ struct StepLoss {
 StepLoss batch_loss(LanguageModel& model, const torch::Tensor& batch, bool autocast) {
   const int64_t t = batch.size(1) - 1;
   torch::Tensor input = batch.slice(1, 0, t), target = batch.slice(1, 1, t + 1);
-  AutocastGuard guard(autocast);
+  AutocastGuard guard(autocast, batch.device().type());
   torch::Tensor logits = model.forward(input);
   torch::Tensor lm = torch::nn::functional::cross_entropy(
       logits.reshape({-1, logits.size(-1)}), target.reshape({-1}));
@@ -43,13 +43,13 @@ StepLoss batch_loss(LanguageModel& model, const torch::Tensor& batch, bool autoc
 }
 
 double evaluate(LanguageModel& model, const TokenStream& val, const TrainConfig& c,
-                const torch::Device& device) {
+                const torch::Device& device, bool autocast) {
   torch::NoGradGuard no_grad;
   double sum = 0;
   for (int64_t i = 0; i < c.eval_batches; ++i) {
     torch::Tensor batch =
         evaluation_batch(val, c.optim.batch_size, c.seq_len, i, c.eval_batches).to(device);
-    sum += batch_loss(model, batch, device.is_cuda()).lm.item<double>();
+    sum += batch_loss(model, batch, autocast).lm.item<double>();
   }
   return sum / static_cast<double>(c.eval_batches);
 }
@@ -109,10 +109,16 @@ torch::Device rank_device(const std::string& name, const DataParallel& dp) {
 }  // namespace
 
 RunResult run_pretraining(const TrainConfig& c, const RunOptions& run) {
-  if (run.threads > 0) torch::set_num_threads(run.threads);
+  // Before any tensor work: libtorch sizes its thread pool on first use.
+  const CpuSetup cpu = configure_cpu(run.threads, run.cpu_bf16);
   DataParallel dp(rank_layout_from_environment());
   const torch::Device device = rank_device(run.device, dp);
   const bool cuda = device.is_cuda();
+  const bool autocast = cuda || cpu.bf16_autocast;
+  if (!cuda && !cpu.optimized_blas && dp.is_main())
+    std::cerr << "afm-train: warning: matrix products run on " << cpu.blas
+              << ", not an optimized BLAS (training is ~10x slower): install "
+                 "libopenblas0-openmp (scripts/setup does)\n";
   const double peak = run.peak_tflops > 0 ? run.peak_tflops * 1e12 : (cuda ? 989e12 : 0.0);
 
   const ShardSplits data = open_shards(c.shards);
@@ -142,6 +148,7 @@ RunResult run_pretraining(const TrainConfig& c, const RunOptions& run) {
                {"active_parameters", c.model.parameter_count(true)},
                {"tokens_per_step", tokens_per_step}, {"train_tokens", data.train.size},
                {"val_tokens", data.val.size}, {"device", run.device},
+               {"cpu", describe(cpu)},
                {"world_size", dp.world_size()}, {"config", config_json}});
 
   RunResult result;
@@ -170,7 +177,7 @@ RunResult run_pretraining(const TrainConfig& c, const RunOptions& run) {
       torch::Tensor batch =
           training_batch(data.train, c.optim.batch_size, c.seq_len, {c.seed, step, global_micro, 0})
               .to(device);
-      StepLoss l = batch_loss(*model, batch, cuda);
+      StepLoss l = batch_loss(*model, batch, autocast);
       (l.total / static_cast<double>(c.optim.grad_accum)).backward();
       loss_sum += l.lm.to(torch::kFloat32);
     }
@@ -204,7 +211,7 @@ RunResult run_pretraining(const TrainConfig& c, const RunOptions& run) {
                  {"tokens", step * tokens_per_step}, {"tokens_per_s", result.tokens_per_second},
                  {"mfu", result.mfu}, {"elapsed_s", secs}});
     if (log && ((c.eval_every > 0 && step % c.eval_every == 0) || step == c.optim.steps)) {
-      result.val_loss = evaluate(*model, data.val, c, device);
+      result.val_loss = evaluate(*model, data.val, c, device, autocast);
       log->write({{"step", step}, {"val_loss", result.val_loss},
                  {"val_ppl", std::exp(result.val_loss)}});
     }

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 
+#include "train/cpu_setup.h"
 #include "train/train_config.h"
 
 namespace afm::train {
@@ -23,7 +24,8 @@ struct RunOptions {
   int64_t stop_after = 0;      // > 0: stop (with a checkpoint) after this many steps this run
   double peak_tflops = 0;      // for MFU; 0: 989 on CUDA (H100/H200 dense bf16), none on CPU
   bool json_stdout = false;
-  int threads = 0;             // CPU intra-op threads; 0: libtorch's default
+  int threads = 0;             // CPU compute threads (cpu_setup.h); 0: the physical cores
+  CpuBf16 cpu_bf16 = CpuBf16::kAuto;  // bf16 autocast on the CPU (cpu_setup.h)
 };
 
 struct RunResult {

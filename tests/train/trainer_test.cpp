@@ -73,6 +73,19 @@ TEST_F(Trainer, LossFallsOnALearnableStreamForEveryArchitecture) {
   }
 }
 
+TEST_F(Trainer, LossFallsInFloat32AndUnderBf16Autocast) {
+  for (const CpuBf16 mode : {CpuBf16::kOff, CpuBf16::kOn}) {
+    const std::string run = mode == CpuBf16::kOn ? "bf16" : "f32";
+    RunOptions options{.threads = 2};
+    options.cpu_bf16 = mode;
+    const RunResult r = run_pretraining(config("afm-device", run), options);
+    const std::vector<double> l = losses(run);
+    ASSERT_EQ(l.size(), 40u) << run;
+    EXPECT_LT(l.back(), 0.5 * l.front()) << run;
+    EXPECT_LT(r.val_loss, 0.6 * l.front()) << run;
+  }
+}
+
 TEST_F(Trainer, AResumedRunGivesTheSameLossesAsAnUninterruptedOne) {
   run_pretraining(config("afm-device", "straight"), {.threads = 2});
   run_pretraining(config("afm-device", "resumed"), {.stop_after = 13, .threads = 2});

@@ -3,14 +3,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
 #include "base/error.h"
 #include "gguf/types.h"
 #include "train/checkpoint.h"
+#include "train/cpu_setup.h"
 #include "train/gguf_export.h"
 #include "train/trainer.h"
 #include "launcher.h"
@@ -39,7 +43,16 @@ void add_pretrain(CLI::App& app, PretrainArgs& a) {
                   "Stop (with a checkpoint) after this many steps of this run");
   cmd->add_option("--peak-tflops", a.run.peak_tflops,
                   "Peak dense TFLOP/s for MFU (default: 989 on CUDA, none on CPU)");
-  cmd->add_option("-t,--threads", a.run.threads, "CPU threads (default: all)");
+  cmd->add_option("-t,--threads", a.run.threads,
+                  "CPU compute threads: libtorch's and the BLAS's, one pool (default: the "
+                  "physical cores)")
+      ->check(CLI::Range(1, 4096));
+  const std::map<std::string, CpuBf16> bf16_modes{
+      {"auto", CpuBf16::kAuto}, {"on", CpuBf16::kOn}, {"off", CpuBf16::kOff}};
+  cmd->add_option("--cpu-bf16", a.run.cpu_bf16,
+                  "bf16 autocast for matrix products on the CPU: auto (where the CPU has "
+                  "AVX512-BF16), on or off")
+      ->transform(CLI::CheckedTransformer(bf16_modes, CLI::ignore_case));
   cmd->add_flag("--json", a.run.json_stdout, "Print every log record as JSON on stdout");
   cmd->add_option("--nproc", a.nproc,
                   "Start this many local ranks (data parallel over Gloo; CUDA rank r uses "
@@ -89,7 +102,18 @@ void add_export(CLI::App& app, ExportArgs& a) {
 
 }  // namespace
 
+// Re-executes this program once with the environment the CPU setup asks for (cpu_setup.h:
+// variables the OpenMP runtime and OpenBLAS read only when they load). Returns when there is
+// nothing to set, or when exec fails (the run goes on as it is).
+void reexec_with_cpu_environment(char** argv) {
+  const auto env = process_environment_for_cpu();
+  if (env.empty()) return;
+  for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), /*overwrite=*/0);
+  execv("/proc/self/exe", argv);
+}
+
 int main(int argc, char** argv) {
+  reexec_with_cpu_environment(argv);
   CLI::App app{"afm-train: train AFM-style models with libtorch"};
   app.require_subcommand(1);
   PretrainArgs pretrain;
