@@ -83,11 +83,11 @@ def test_unknown_commands_are_named():
     r = run("bogus")
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert "unknown command 'bogus'" in r.stderr, r.stderr
-    assert "commands: bench, chat, convert" in r.stderr, r.stderr
+    assert "commands: adapter, bench, chat, convert" in r.stderr, r.stderr
     r = run("schema", "bogus")
     assert r.returncode == 2 and "unknown command 'bogus' (commands: compile, sample)" in r.stderr
     r = run()
-    assert r.returncode == 2 and "a command is required (commands: bench," in r.stderr, r.stderr
+    assert r.returncode == 2 and "a command is required (commands: adapter, bench," in r.stderr, r.stderr
     assert run("--help").returncode == 0 and run("generate", "--help").returncode == 0
 
 
