@@ -96,8 +96,10 @@ int main(int argc, char** argv) {
   int threads = static_cast<int>(std::thread::hardware_concurrency());
   bool json = false;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::stoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--json")) json = true;
+    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc)
+      threads = std::stoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--json"))
+      json = true;
     else {
       std::fprintf(stderr, "usage: fma_peak_bench [--threads N] [--json]\n");
       return 2;
@@ -110,9 +112,10 @@ int main(int argc, char** argv) {
   if (__builtin_cpu_supports("avx512bf16")) bf16 = measure(threads, 16 * 16 * 4, dpbf16);
   const double f32 = std::max(f32_256, f32_512);
   if (json) {
-    std::printf("{\"threads\": %d, \"fp32_gflops\": %.1f, \"fp32_avx2_gflops\": %.1f, "
-                "\"fp32_avx512_gflops\": %.1f, \"bf16_gflops\": %.1f}\n",
-                threads, f32, f32_256, f32_512, bf16);
+    std::printf(
+        "{\"threads\": %d, \"fp32_gflops\": %.1f, \"fp32_avx2_gflops\": %.1f, "
+        "\"fp32_avx512_gflops\": %.1f, \"bf16_gflops\": %.1f}\n",
+        threads, f32, f32_256, f32_512, bf16);
   } else {
     std::printf("threads %d: FP32 %.1f GFLOP/s (AVX2 %.1f, AVX-512 %.1f), BF16 %.1f GFLOP/s\n",
                 threads, f32, f32_256, f32_512, bf16);

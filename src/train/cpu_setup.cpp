@@ -1,12 +1,12 @@
 #include "train/cpu_setup.h"
 
 #include <dlfcn.h>
+#include <torch/torch.h>
 
 #include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
-#include <torch/torch.h>
 
 #include "base/cpu_count.h"
 
@@ -22,9 +22,12 @@ OpenBlasModel openblas_model() {
   auto get = reinterpret_cast<GetParallel>(dlsym(RTLD_DEFAULT, "openblas_get_parallel"));
   if (get == nullptr) return OpenBlasModel::kNone;
   switch (get()) {
-    case 0: return OpenBlasModel::kSerial;
-    case 1: return OpenBlasModel::kPthread;
-    default: return OpenBlasModel::kOpenMp;
+    case 0:
+      return OpenBlasModel::kSerial;
+    case 1:
+      return OpenBlasModel::kPthread;
+    default:
+      return OpenBlasModel::kOpenMp;
   }
 }
 
@@ -100,8 +103,8 @@ CpuSetup configure_cpu(int threads, CpuBf16 bf16) {
   if (s.optimized_blas && core != nullptr && core() != nullptr)
     s.blas += std::string(" (") + core() + ")";
   torch::set_num_threads(torch_threads);
-  s.bf16_autocast = bf16 == CpuBf16::kOn ||
-                    (bf16 == CpuBf16::kAuto && cpu_has_avx512_bf16() && at::hasMKLDNN());
+  s.bf16_autocast =
+      bf16 == CpuBf16::kOn || (bf16 == CpuBf16::kAuto && cpu_has_avx512_bf16() && at::hasMKLDNN());
   return s;
 }
 

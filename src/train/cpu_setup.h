@@ -22,9 +22,9 @@ namespace afm::train {
 enum class CpuBf16 { kAuto, kOn, kOff };
 
 struct CpuSetup {
-  int threads = 1;           // compute threads in the one pool
-  std::string blas;          // "openblas-openmp", "openblas-pthread", "openblas-serial", or the
-                             // path of the libblas.so.3 in use (reference or unknown)
+  int threads = 1;              // compute threads in the one pool
+  std::string blas;             // "openblas-openmp (Cooperlake)" (threading model, OpenBLAS's
+                                // kernels), or the path of a libblas.so.3 that is not OpenBLAS
   bool optimized_blas = false;  // OpenBLAS of any threading model
   bool bf16_autocast = false;   // matrix products in bf16 (AVX512-BF16 CPUs only)
 };

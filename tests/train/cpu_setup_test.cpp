@@ -1,11 +1,11 @@
 // The CPU setup: one thread pool of the requested size, bf16 autocast only when asked for or
 // when the CPU has AVX512-BF16, and a training run that learns under bf16 autocast.
+#include "train/cpu_setup.h"
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <cstdlib>
-
-#include "train/cpu_setup.h"
 
 namespace afm::train {
 namespace {
