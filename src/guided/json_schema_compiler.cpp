@@ -82,7 +82,7 @@ std::shared_ptr<const Grammar> CompiledGrammarCache::get_or_compile(
   const size_t bytes = grammar->memory_bytes() + key.size();
   std::lock_guard<std::mutex> lock(mutex_);
   if (auto it = index_.find(key); it != index_.end()) return it->second->grammar;
-  if (bytes > max_bytes_) return grammar;
+  if (bytes > max_bytes_ / 4) return grammar;
   lru_.push_front({key, grammar, bytes});
   index_[key] = lru_.begin();
   bytes_ += bytes;

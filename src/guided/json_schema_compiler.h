@@ -59,11 +59,13 @@ std::string canonical_json(const nlohmann::ordered_json& value,
 // Compiled grammars keyed by (options, schema text); least recently used entries are evicted
 // when there are more than `capacity` or their grammars hold more than `max_bytes`
 // (Grammar::memory_bytes(); a client sending never-seen large schemas must not grow the
-// process: 256 grammars of 20,000 properties held 1.6 GB). A grammar larger than `max_bytes`
-// alone is returned but not kept. Compile errors are not cached (rethrown to every caller).
+// process: 256 grammars of 20,000 properties held 1.6 GB). A grammar over a quarter of
+// `max_bytes` is returned but not kept, so one such schema cannot flush every other entry
+// and a stream of them leaves the cache as it was. Compile errors are not cached (rethrown
+// to every caller).
 class CompiledGrammarCache {
  public:
-  explicit CompiledGrammarCache(size_t capacity = 256, size_t max_bytes = size_t{256} << 20)
+  explicit CompiledGrammarCache(size_t capacity = 256, size_t max_bytes = size_t{128} << 20)
       : capacity_(capacity), max_bytes_(max_bytes) {}
   std::shared_ptr<const Grammar> get_or_compile(std::string_view schema_text,
                                                 const JsonSchemaOptions& options = {});
