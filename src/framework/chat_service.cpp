@@ -1,5 +1,7 @@
 #include "framework/chat_service.h"
 
+#include "guided/mask_cache.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -13,6 +15,7 @@
 #include "framework/response_decoder.h"
 #include "framework/sequence.h"
 #include "guided/json_schema_compiler.h"
+#include "guided/mask_cache.h"
 
 namespace afm {
 namespace {
@@ -136,6 +139,12 @@ ChatService::ChatService(std::shared_ptr<const LoadedModel> model,
       grammars_(std::make_unique<guided::CompiledGrammarCache>()) {}
 
 ChatService::~ChatService() = default;
+
+ChatCacheStats ChatService::cache_stats() const {
+  const guided::MaskCache::SharedStats masks = guided::MaskCache::shared_stats();
+  return {grammars_->size(), grammars_->bytes(), masks.caches,
+          masks.states,      masks.bytes,        model_->loop_index_bytes()};
+}
 
 int64_t ChatService::n_ctx() const { return slots_->n_ctx(); }
 

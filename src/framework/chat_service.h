@@ -88,6 +88,17 @@ struct ChatServiceOptions {
   float adapter_scale = 1.0f;
 };
 
+// What the service's bounded caches hold (for a server's metrics): compiled grammars, the
+// process-wide token-mask caches (guided/mask_cache.h) and the vocabularies' loop indexes.
+struct ChatCacheStats {
+  size_t grammar_entries = 0;
+  size_t grammar_bytes = 0;
+  size_t mask_caches = 0;
+  size_t mask_states = 0;
+  size_t mask_bytes = 0;
+  size_t loop_index_bytes = 0;
+};
+
 class ChatService {
  public:
   ChatService(std::shared_ptr<const LoadedModel> model, const ChatServiceOptions& options);
@@ -103,6 +114,7 @@ class ChatService {
 
   const LoadedModel& model() const { return *model_; }
   int64_t n_ctx() const;
+  ChatCacheStats cache_stats() const;
 
  private:
   class Slots;

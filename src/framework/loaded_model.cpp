@@ -68,4 +68,13 @@ std::shared_ptr<const guided::TokenVocabulary> LoadedModel::vocabulary(int32_t e
   return slot;
 }
 
+size_t LoadedModel::loop_index_bytes() const {
+  std::lock_guard<std::mutex> lock(vocabularies_->mutex);
+  size_t bytes = 0;
+  for (const auto& [end_id, vocabulary] : vocabularies_->by_end_id) {
+    if (vocabulary) bytes += vocabulary->loop_index_bytes();
+  }
+  return bytes;
+}
+
 }  // namespace afm

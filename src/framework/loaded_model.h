@@ -47,6 +47,8 @@ class LoadedModel {
   // Vocabulary whose "end" token (allowed exactly when a grammar is complete) is `end_id`;
   // built on first use per id and cached.
   std::shared_ptr<const guided::TokenVocabulary> vocabulary(int32_t end_id) const;
+  // Heap bytes of the loop indexes the vocabularies built so far (bounded; for metrics).
+  size_t loop_index_bytes() const;
 
   ~LoadedModel();
 

@@ -48,6 +48,12 @@ size_t MaskCache::num_states() const {
   return table_->num_states.load();
 }
 
+size_t MaskCache::memory_bytes() const {
+  std::lock_guard<std::mutex> lock(table_mutex_);
+  return table_->mask_bytes.load() + table_->other_bytes.load() +
+         table_->chunks.size() * sizeof(table_->chunks[0]);
+}
+
 size_t MaskCache::num_generations() const {
   std::lock_guard<std::mutex> lock(table_mutex_);
   return generations_;
@@ -61,8 +67,13 @@ int32_t MaskCache::intern(Table& t, const ByteMatcher& matcher, std::vector<uint
   const size_t id = t.num_states.load(std::memory_order_relaxed);
   if (id >= t.hard_max_states) return kReject;
   std::unique_ptr<State[]>& chunk = t.chunks[id >> kChunkBits];
-  if (!chunk) chunk = std::make_unique<State[]>(size_t{1} << kChunkBits);
+  if (!chunk) {
+    chunk = std::make_unique<State[]>(size_t{1} << kChunkBits);
+    t.other_bytes.fetch_add(sizeof(State) << kChunkBits);
+  }
   t.ids.emplace(*key, static_cast<int32_t>(id));
+  // The key's words plus a hash node (the key vector, the id, the next pointer and the hash).
+  t.other_bytes.fetch_add(key->size() * sizeof(uint32_t) + sizeof(*key) + 3 * sizeof(void*));
   t.num_states.store(id + 1);
   return static_cast<int32_t>(id);
 }
@@ -311,6 +322,7 @@ class MaskCache::Walk {
     state.num_groups = static_cast<uint16_t>(num_groups);
     state.next = std::move(next);
     state.first_byte = std::move(first_byte);
+    t_.other_bytes.fetch_add(num_classes * (sizeof(std::atomic<int32_t>) + 1));
     state.has_classes.store(true, std::memory_order_release);
     return state;
   }
@@ -399,27 +411,44 @@ bool MaskCache::fill(ByteMatcher& matcher, std::span<uint32_t> words) {
 // Process-wide caches by (grammar, vocabulary). Entries hold weak references to both, so a
 // dead grammar's cache is dropped at the next lookup (an address is only compared while its
 // object is alive, so reuse of a freed address cannot alias).
+namespace {
+
+struct SharedEntry {
+  std::weak_ptr<const Grammar> grammar;
+  std::weak_ptr<const TokenVocabulary> vocab;
+  std::shared_ptr<MaskCache> cache;
+  uint64_t used = 0;
+};
+
+struct SharedRegistry {
+  std::mutex mutex;
+  std::vector<SharedEntry> entries;
+  uint64_t clock = 0;
+
+  void drop_expired() {
+    std::erase_if(entries, [](const SharedEntry& e) {
+      return e.grammar.expired() || e.vocab.expired();
+    });
+  }
+};
+
+SharedRegistry& shared_registry() {
+  static SharedRegistry* registry = new SharedRegistry;  // never destroyed: usable at teardown
+  return *registry;
+}
+
+}  // namespace
+
 std::shared_ptr<MaskCache> MaskCache::shared(const std::shared_ptr<const Grammar>& grammar,
                                              const std::shared_ptr<const TokenVocabulary>& vocab) {
-  struct Entry {
-    std::weak_ptr<const Grammar> grammar;
-    std::weak_ptr<const TokenVocabulary> vocab;
-    std::shared_ptr<MaskCache> cache;
-    uint64_t used = 0;
-  };
-  struct Registry {
-    std::mutex mutex;
-    std::vector<Entry> entries;
-    uint64_t clock = 0;
-  };
-  static Registry* registry = new Registry;  // never destroyed: usable during static teardown
   AFM_CHECK(grammar != nullptr && vocab != nullptr);
-  std::lock_guard<std::mutex> lock(registry->mutex);
-  auto& entries = registry->entries;
-  std::erase_if(entries, [](const Entry& e) { return e.grammar.expired() || e.vocab.expired(); });
-  for (Entry& e : entries) {
+  SharedRegistry& registry = shared_registry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  registry.drop_expired();
+  auto& entries = registry.entries;
+  for (SharedEntry& e : entries) {
     if (e.grammar.lock() == grammar && e.vocab.lock() == vocab) {
-      e.used = ++registry->clock;
+      e.used = ++registry.clock;
       return e.cache;
     }
   }
@@ -428,8 +457,21 @@ std::shared_ptr<MaskCache> MaskCache::shared(const std::shared_ptr<const Grammar
                                    [](const auto& a, const auto& b) { return a.used < b.used; }));
   }
   auto cache = std::make_shared<MaskCache>(*grammar, *vocab);
-  entries.push_back({grammar, vocab, cache, ++registry->clock});
+  entries.push_back({grammar, vocab, cache, ++registry.clock});
   return cache;
+}
+
+MaskCache::SharedStats MaskCache::shared_stats() {
+  SharedRegistry& registry = shared_registry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  registry.drop_expired();
+  SharedStats stats;
+  for (const SharedEntry& e : registry.entries) {
+    ++stats.caches;
+    stats.states += e.cache->num_states();
+    stats.bytes += e.cache->memory_bytes();
+  }
+  return stats;
 }
 
 }  // namespace afm::guided

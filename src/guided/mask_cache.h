@@ -84,6 +84,17 @@ class MaskCache {
   // States in the current generation, and generations started so far (for tests).
   size_t num_states() const;
   size_t num_generations() const;
+  // Heap bytes the current generation holds (states, successor tables, state keys, masks): an
+  // estimate from the allocation sizes, exact up to the allocator's and the hash map's overhead.
+  size_t memory_bytes() const;
+
+  // The process-wide caches handed out by shared(), for a server's metrics.
+  struct SharedStats {
+    size_t caches = 0;
+    size_t states = 0;
+    size_t bytes = 0;  // sum of memory_bytes()
+  };
+  static SharedStats shared_stats();
 
   static constexpr size_t kMaxShared = 8;
 
@@ -127,6 +138,7 @@ class MaskCache {
     size_t hard_max_states;
     std::atomic<size_t> num_states{0};
     std::atomic<size_t> mask_bytes{0};
+    std::atomic<size_t> other_bytes{0};  // state keys, successor tables, chunks
   };
   class Walk;
 

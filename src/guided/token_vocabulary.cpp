@@ -103,6 +103,19 @@ size_t TokenVocabulary::num_loop_indexes() const {
   return loop_cache_->indexes.size();
 }
 
+size_t TokenVocabulary::loop_index_bytes() const {
+  std::lock_guard<std::mutex> lock(loop_cache_->mutex);
+  size_t bytes = 0;
+  for (const auto& index : loop_cache_->indexes) {
+    bytes += sizeof(LoopIndex) + index->all_in_mask.size() * sizeof(uint32_t);
+    for (size_t q = 0; q < kMaxLoopStates; ++q) {
+      bytes += index->rest_nodes[q].size() * sizeof(Node) +
+               index->rest_ids[q].size() * sizeof(int32_t);
+    }
+  }
+  return bytes;
+}
+
 std::shared_ptr<const TokenVocabulary::LoopIndex> TokenVocabulary::make_loop_index(
     const LoopSpec& spec, size_t hash) const {
   auto index = std::make_shared<LoopIndex>();

@@ -100,8 +100,9 @@ class TokenVocabulary {
   // The loop index of `spec` (see the file comment); built on first use, then shared. Null
   // when kMaxLoopIndexes other specs are cached already.
   std::shared_ptr<const LoopIndex> loop_index(const LoopSpec& spec) const;
-  // Loop indexes built so far (for tests).
+  // Loop indexes built so far (for tests), and the heap bytes they hold (for metrics).
   size_t num_loop_indexes() const;
+  size_t loop_index_bytes() const;
 
  private:
   struct LoopCache {

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "base/error.h"
+#include "base/process_stats.h"
 #include "server/api_error.h"
 #include "server/connection_probe.h"
 #include "server/openai_protocol.h"
@@ -138,6 +139,7 @@ class HttpServer::Impl {
           t_detail = detail;
         });
     svr_.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+      counters_.record(res.status);
       if (!options_.log_requests) return;
       const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t_start).count();
       std::fprintf(stderr, "afm serve: %s:%d %s %s %d %.1fms%s%s\n", req.remote_addr.c_str(),
@@ -146,6 +148,10 @@ class HttpServer::Impl {
     });
     svr_.Get("/health", [](const httplib::Request&, httplib::Response& res) {
       send_json(res, {{"status", "ok"}});
+    });
+    svr_.Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
+      if (!authorize(req, res)) return;
+      res.set_content(render_prometheus(metrics()), "text/plain; version=0.0.4; charset=utf-8");
     });
     svr_.Get("/v1/models", [this](const httplib::Request& req, httplib::Response& res) {
       if (!authorize(req, res)) return;
@@ -238,6 +244,17 @@ class HttpServer::Impl {
     return httplib::Server::HandlerResponse::Handled;
   }
 
+  std::vector<Metric> metrics() const {
+    std::vector<Metric> all = {
+        counters_.metric(),
+        gauge("process_resident_memory_bytes", "Resident memory size in bytes",
+              static_cast<double>(resident_set_bytes()))};
+    if (options_.metrics) {
+      for (Metric& m : options_.metrics()) all.push_back(std::move(m));
+    }
+    return all;
+  }
+
   uint64_t next_seed() {
     std::lock_guard<std::mutex> lock(seed_mutex_);
     return seeds_();
@@ -317,6 +334,7 @@ class HttpServer::Impl {
 
   std::vector<ServedModel> models_;
   HttpServerOptions options_;
+  RequestCounters counters_;
   std::mutex seed_mutex_;
   std::mt19937_64 seeds_;
 };

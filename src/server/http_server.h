@@ -2,6 +2,7 @@
 //   POST /v1/chat/completions   (also /chat/completions)   JSON or SSE (stream: true)
 //   GET  /v1/models, /v1/models/{id}
 //   GET  /health                                            no auth; {"status": "ok"}
+//   GET  /metrics                                           Prometheus text (metrics.h)
 //
 // Every error is a JSON body {"error": {"message", "type", "param", "code"}}: 400 for bad
 // requests (malformed JSON, wrong types, values out of range, schema keywords the engine cannot
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "server/generation_job.h"
+#include "server/metrics.h"
 
 namespace afm::server {
 
@@ -41,6 +43,9 @@ struct HttpServerOptions {
   size_t max_body_bytes = 4u << 20;  // larger request bodies get a 413
   int http_threads = 16;             // connection workers, one per open connection (idle ones too)
   bool log_requests = true;
+  // More samples for GET /metrics (the model's cache sizes); called on each scrape, from the
+  // scraping request's thread. Unset: the server's own counters only.
+  std::function<std::vector<Metric>()> metrics;
 };
 
 class HttpServer {

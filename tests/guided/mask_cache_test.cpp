@@ -219,10 +219,28 @@ TEST(MaskCache, SharedPerGrammarAndVocabulary) {
       ASSERT_TRUE(m.accept_token(id));
     }
   };
+  const size_t empty_bytes = a.mask_cache()->memory_bytes();
   feed(a);
   const size_t states = a.mask_cache()->num_states();
+  const size_t bytes = a.mask_cache()->memory_bytes();
+  // Each state stored its mask at least (the walk asked for one per step).
+  EXPECT_GE(bytes, empty_bytes + states * vocab->mask_words() * sizeof(uint32_t) / 2);
   feed(b);
   EXPECT_EQ(a.mask_cache()->num_states(), states);  // all masks were found, no new state
+  EXPECT_EQ(a.mask_cache()->memory_bytes(), bytes);
+
+  // The process-wide view counts both live caches; a dead grammar's cache is dropped.
+  const MaskCache::SharedStats both = MaskCache::shared_stats();
+  EXPECT_GE(both.caches, 2u);
+  EXPECT_GE(both.states, states);
+  EXPECT_GE(both.bytes, bytes + c.mask_cache()->memory_bytes());
+  const size_t caches = both.caches;
+  {
+    auto g3 = compile_json_schema_text(R"({"type":"boolean"})");
+    TokenMatcher d(g3, vocab);
+    EXPECT_EQ(MaskCache::shared_stats().caches, caches + 1);
+  }
+  EXPECT_EQ(MaskCache::shared_stats().caches, caches);
 }
 
 // After prepare_json_loop_indexes, JSON text in a schema's strings, keys and numbers finds

@@ -73,10 +73,12 @@ ChatResult fake_complete(const ChatRequest& req, const DeltaFn& on_delta, const 
 
 class HttpServerTest : public ::testing::Test {
  protected:
-  void start(const std::string& api_key = "") {
+  void start(const std::string& api_key = "",
+             std::function<std::vector<Metric>()> metrics = nullptr) {
     HttpServerOptions o;
     o.port = 0;
     o.api_key = api_key;
+    o.metrics = std::move(metrics);
     o.max_body_bytes = 4096;
     o.log_requests = false;
     server_ = std::make_unique<HttpServer>(ServedModel{"fake", 1, fake_complete}, o);
@@ -171,6 +173,42 @@ TEST_F(HttpServerTest, ApiKey) {
   EXPECT_EQ(chat(request("hi"), {{"Authorization", "Bearer nope"}})->status, 401);
   EXPECT_EQ(client_->Get("/v1/models")->status, 401);
   EXPECT_EQ(chat(request("hi"), {{"Authorization", "Bearer k123"}})->status, 200);
+}
+
+TEST(Metrics, PrometheusTextFormat) {
+  Metric requests{"afm_http_requests_total", "HTTP requests", "counter",
+                  {{"status=\"200\"", 3}, {"status=\"404\"", 1}}};
+  EXPECT_EQ(render_prometheus({requests, gauge("afm_cache_bytes", "Bytes held", 1.5e9),
+                               gauge("afm_ratio", "A ratio", 0.25)}),
+            "# HELP afm_http_requests_total HTTP requests\n"
+            "# TYPE afm_http_requests_total counter\n"
+            "afm_http_requests_total{status=\"200\"} 3\n"
+            "afm_http_requests_total{status=\"404\"} 1\n"
+            "# HELP afm_cache_bytes Bytes held\n"
+            "# TYPE afm_cache_bytes gauge\n"
+            "afm_cache_bytes 1500000000\n"
+            "# HELP afm_ratio A ratio\n"
+            "# TYPE afm_ratio gauge\n"
+            "afm_ratio 0.25\n");
+}
+
+TEST_F(HttpServerTest, MetricsCountRequestsAndShowTheModelsCaches) {
+  start("k123", [] { return std::vector<Metric>{gauge("afm_test_cache_bytes", "A cache", 42)}; });
+  const httplib::Headers key = {{"Authorization", "Bearer k123"}};
+  EXPECT_EQ(client_->Get("/metrics")->status, 401);  // like every route but /health
+  EXPECT_EQ(chat(request("hi"), key)->status, 200);
+  EXPECT_EQ(client_->Get("/v1/nothing", key)->status, 404);
+  auto m = client_->Get("/metrics", key);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->status, 200);
+  EXPECT_EQ(m->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
+  // Counted once each when answered: the 401 above, the completion, the 404, and the health
+  // polls start() made (not this scrape, which is still being answered).
+  EXPECT_NE(m->body.find("afm_http_requests_total{status=\"401\"} 1\n"), std::string::npos)
+      << m->body;
+  EXPECT_NE(m->body.find("afm_http_requests_total{status=\"404\"} 1\n"), std::string::npos);
+  EXPECT_NE(m->body.find("# TYPE process_resident_memory_bytes gauge\n"), std::string::npos);
+  EXPECT_NE(m->body.find("\nafm_test_cache_bytes 42\n"), std::string::npos);
 }
 
 TEST_F(HttpServerTest, StreamingAndStopSequences) {

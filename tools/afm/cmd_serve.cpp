@@ -23,6 +23,7 @@
 
 #include "base/cpu_count.h"
 #include "base/error.h"
+#include "base/malloc_policy.h"
 #include "command.h"
 #include "engine_options.h"
 #include "framework/chat_service.h"
@@ -86,11 +87,27 @@ std::vector<std::pair<std::string, std::string>> parse_adapter_specs(
   return out;
 }
 
+// The bounded caches a request can fill, for GET /metrics: growth here is a cache filling up to
+// its bound, not a leak.
+std::vector<server::Metric> cache_metrics(const ChatCacheStats& c) {
+  auto g = [](const char* name, const char* help, size_t v) {
+    return server::gauge(name, help, static_cast<double>(v));
+  };
+  return {g("afm_grammar_cache_entries", "Compiled grammars kept", c.grammar_entries),
+          g("afm_grammar_cache_bytes", "Bytes held by the compiled grammars kept", c.grammar_bytes),
+          g("afm_mask_caches", "Token-mask caches alive", c.mask_caches),
+          g("afm_mask_cache_states", "Parse states in the token-mask caches", c.mask_states),
+          g("afm_mask_cache_bytes", "Bytes held by the token-mask caches", c.mask_bytes),
+          g("afm_loop_index_bytes", "Bytes held by the vocabularies' loop indexes",
+            c.loop_index_bytes)};
+}
+
 void run_serve(ServeArgs a) {
   a.service.n_threads = threads_per_slot(a.service.n_threads, a.service.n_slots);
   if (a.http.api_key.empty()) {
     if (const char* key = std::getenv("AFM_API_KEY")) a.http.api_key = key;
   }
+  keep_large_allocations_mapped();  // before any thread: see base/malloc_policy.h
   const sigset_t signals = block_stop_signals();
   std::shared_ptr<const LoadedModel> model = LoadedModel::load(a.model);
   if (!model->chat_template()) {
@@ -120,6 +137,7 @@ void run_serve(ServeArgs a) {
     serve_as(model->id() + ":" + name, ChatAdapter{adapter, a.adapter_scale});
   }
 
+  a.http.metrics = [service] { return cache_metrics(service->cache_stats()); };
   server::HttpServer http(std::move(served), a.http);
   http.bind();
   std::fprintf(stderr, "afm serve: model '%s', context %lld tokens, %d slot(s) x %d thread(s)%s\n",
