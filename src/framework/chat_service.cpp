@@ -140,6 +140,14 @@ ChatService::ChatService(std::shared_ptr<const LoadedModel> model,
 
 ChatService::~ChatService() = default;
 
+PromptExtras prompt_extras(const ChatRequest& request) {
+  PromptExtras extras;
+  extras.tools = tool_list_json(request.tools);
+  extras.response_schema = request.response_schema;
+  if (!request.response_name.empty()) extras.response_name = request.response_name;
+  return extras;
+}
+
 ChatCacheStats ChatService::cache_stats() const {
   const guided::MaskCache::SharedStats masks = guided::MaskCache::shared_stats();
   return {grammars_->size(), grammars_->bytes(), masks.caches,
@@ -155,11 +163,7 @@ ChatResult ChatService::complete(const ChatRequest& request,
   const ChatTemplate& tmpl = *model_->chat_template();
   check_roles(request.messages);
 
-  PromptExtras extras;
-  extras.tools = tool_list_json(request.tools);
-  extras.response_schema = request.response_schema;
-  if (!request.response_name.empty()) extras.response_name = request.response_name;
-  const std::string prompt = tmpl.render(request.messages, true, extras);
+  const std::string prompt = tmpl.render(request.messages, true, prompt_extras(request));
   const tokenizer::Tokenizer& tok = model_->tokenizer();
   const std::vector<int32_t> tokens =
       tok.encode(prompt, {.parse_special = true, .add_bos = tok.add_bos()});

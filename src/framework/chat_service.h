@@ -88,6 +88,10 @@ struct ChatServiceOptions {
   float adapter_scale = 1.0f;
 };
 
+// What the template shows besides the turns (tool list, response format), for `request`: the
+// one definition ChatService and training data (training_example.h) both render with.
+PromptExtras prompt_extras(const ChatRequest& request);
+
 // What the service's bounded caches hold (for a server's metrics): compiled grammars, the
 // process-wide token-mask caches (guided/mask_cache.h) and the vocabularies' loop indexes.
 struct ChatCacheStats {
