@@ -1,7 +1,8 @@
 // `afm data corpus|synth|shards`: the training-data pipeline (docs/data.md).
 //
 //   afm data corpus --out DIR [--sources NAME,...] [--root DIR] [--json]
-//   afm data synth --seed S --n N --out FILE [--tasks extraction,tools,...] [--json]
+//   afm data synth --seed S --n N --out FILE [--tasks extraction,tools,...] [--format text|jsonl]
+//                  [--json]
 //   afm data shards --tokenizer tokenizer.json --input FILE... --out DIR [--val-fraction 0.01]
 //                   [--seed S] [--shard-tokens N] [-t THREADS] [--eos TOKEN] [--json]
 #include <algorithm>
@@ -49,11 +50,13 @@ struct SynthArgs {
   uint64_t seed = 0, n = 0;
   std::string out;
   std::vector<std::string> tasks;
+  std::string format = "text";
   bool json = false;
 };
 
 void run_synth(const SynthArgs& a) {
   data::synth::SynthOptions options{a.seed, a.n, a.out, {}};
+  if (a.format == "jsonl") options.format = data::synth::SynthFormat::kJsonl;
   for (const std::string& t : a.tasks) options.tasks.push_back(data::synth::parse_task(t));
   const data::synth::SynthSummary s = data::synth::write_synthetic(options);
   if (a.json) {
@@ -128,6 +131,11 @@ void add_synth(CLI::App& data) {
                   "Comma-separated tasks (default all): extraction, tools, arithmetic, "
                   "classification")
       ->delimiter(',');
+  cmd->add_option("--format", a->format,
+                  "text: a document file for `afm data shards`; jsonl: one OpenAI-shaped "
+                  "conversation per line for `afm train sft`")
+      ->check(CLI::IsMember({"text", "jsonl"}))
+      ->capture_default_str();
   cmd->add_flag("--json", a->json, "Print a JSON summary");
   cmd->callback([a] { run_synth(*a); });
 }

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 
+#include "base/atomic_file.h"
 #include "base/error.h"
 #include "data/document_io.h"
 #include "data/hash_mix.h"
+#include "data/synth/openai_jsonl.h"
 #include "data/synth/synth_rng.h"
 #include "data/synth/tasks.h"
 #include "framework/chat_template.h"
@@ -66,8 +68,28 @@ std::string render_example(const Example& example) {
   return kTemplate.render(example.messages, /*add_generation_prompt=*/false);
 }
 
+namespace {
+
+SynthSummary write_jsonl(const SynthOptions& options, const std::vector<Task>& tasks) {
+  AtomicFileWriter out(options.out_path);
+  SynthSummary summary;
+  for (Task t : tasks) summary.per_task[std::string(task_name(t))] = 0;
+  for (uint64_t i = 0; i < options.count; ++i) {
+    const Example e = make_example(options.seed, i, tasks);
+    out.write(to_openai_conversation(e).dump(-1, ' ', false) + "\n");
+    ++summary.per_task[std::string(task_name(e.task))];
+    ++summary.documents;
+  }
+  summary.bytes = out.bytes_written();
+  out.commit();
+  return summary;
+}
+
+}  // namespace
+
 SynthSummary write_synthetic(const SynthOptions& options) {
   const std::vector<Task> tasks = canonical_tasks(options.tasks);
+  if (options.format == SynthFormat::kJsonl) return write_jsonl(options, tasks);
   DocumentWriter writer(options.out_path);
   SynthSummary summary;
   for (Task t : tasks) summary.per_task[std::string(task_name(t))] = 0;

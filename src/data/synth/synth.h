@@ -38,11 +38,17 @@ Example make_example(uint64_t seed, uint64_t index, const std::vector<Task>& tas
 // The messages in the afm chat template, no generation prompt.
 std::string render_example(const Example& example);
 
+enum class SynthFormat {
+  kDocuments,  // a document file of rendered chats (document_io.h), for `afm data shards`
+  kJsonl,      // one OpenAI-shaped conversation per line (openai_jsonl.h), for `afm train sft`
+};
+
 struct SynthOptions {
   uint64_t seed = 0;
   uint64_t count = 0;
   std::string out_path;
   std::vector<Task> tasks;  // empty: all
+  SynthFormat format = SynthFormat::kDocuments;
 };
 
 struct SynthSummary {
