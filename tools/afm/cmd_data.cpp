@@ -3,6 +3,8 @@
 //   afm data corpus --out DIR [--sources NAME,...] [--root DIR] [--json]
 //   afm data synth --seed S --n N --out FILE [--tasks extraction,tools,...] [--format text|jsonl]
 //                  [--json]
+//   afm data sft --model MODEL.gguf --input F.jsonl --out DIR [--max-tokens N]
+//                [--val-fraction F] [--seed S] [--json]
 //   afm data shards --tokenizer tokenizer.json --input FILE... --out DIR [--val-fraction 0.01]
 //                   [--seed S] [--shard-tokens N] [-t THREADS] [--eos TOKEN] [--json]
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include "command.h"
 #include "data/corpus_builder.h"
 #include "data/shard_builder.h"
+#include "data/sft_render.h"
 #include "data/synth/synth.h"
 #include "option_checks.h"
 
@@ -161,12 +164,65 @@ void add_shards(CLI::App& data) {
   cmd->callback([a] { run_shards(*a); });
 }
 
+struct SftArgs {
+  data::SftRenderOptions options;
+  bool json = false;
+};
+
+void run_sft(const SftArgs& a) {
+  const data::SftRenderSummary s = data::render_sft_jsonl(a.options);
+  if (a.json) {
+    nlohmann::ordered_json j = {{"out", a.options.out_dir},
+                                {"conversations", s.conversations},
+                                {"train", s.train},
+                                {"val", s.val},
+                                {"skipped_long", s.skipped_long},
+                                {"train_tokens", s.train_tokens},
+                                {"train_trained_tokens", s.train_trained_tokens},
+                                {"val_trained_tokens", s.val_trained_tokens}};
+    std::printf("%s\n", j.dump(2).c_str());
+    return;
+  }
+  std::printf("wrote %s: %lld conversations (%lld train, %lld held out, %lld skipped as longer "
+              "than %lld tokens); %lld train tokens, %lld of them trained\n",
+              a.options.out_dir.c_str(), static_cast<long long>(s.conversations),
+              static_cast<long long>(s.train), static_cast<long long>(s.val),
+              static_cast<long long>(s.skipped_long),
+              static_cast<long long>(a.options.max_tokens),
+              static_cast<long long>(s.train_tokens),
+              static_cast<long long>(s.train_trained_tokens));
+}
+
+void add_sft(CLI::App& data) {
+  auto a = std::make_shared<SftArgs>();
+  data::SftRenderOptions& o = a->options;
+  CLI::App* cmd = data.add_subcommand(
+      "sft", "Render JSONL conversations for fine-tuning with a model's chat template");
+  cmd->add_option("--model", o.model, "GGUF model whose template and tokenizer render the data")
+      ->required();
+  cmd->add_option("--input", o.input,
+                  "JSONL, one conversation per line, shaped as a chat-completions request: "
+                  "messages, optional tools and response_format")
+      ->required();
+  cmd->add_option("--out", o.out_dir, "Output folder: train.sft, val.sft, meta.json")->required();
+  cmd->add_option("--max-tokens", o.max_tokens,
+                  "Skip conversations longer than this many tokens (rows of N-1 positions)")
+      ->capture_default_str()->check(between(2, 1 << 24));
+  cmd->add_option("--val-fraction", o.val_fraction, "Share of conversations held out")
+      ->capture_default_str()->check(between(0, 1));
+  cmd->add_option("--seed", o.seed, "Seed of the train/held-out split")->capture_default_str();
+  cmd->add_flag("--json", a->json, "Print the summary as JSON");
+  cmd->callback([a] { run_sft(*a); });
+}
+
 void setup_data(CLI::App& root) {
-  CLI::App* data = root.add_subcommand("data", "Training data: corpus, synthetic tasks, shards");
+  CLI::App* data = root.add_subcommand(
+      "data", "Training data: corpus, synthetic tasks, shards, fine-tuning records");
   data->require_subcommand(1);
   add_corpus(*data);
   add_synth(*data);
   add_shards(*data);
+  add_sft(*data);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "base/mapped_file.h"
+#include "data/sft_render.h"
 #include "gguf/writer.h"
 #include "tokenizer/gguf_export.h"
 
@@ -66,16 +67,67 @@ void exit_with(int status) {
 
 }  // namespace
 
-void setup_train_pretrain(CLI::App& train) {
-  CLI::App* cmd = train.add_subcommand(
-      "pretrain", "Pretrain a model with libtorch (runs afm-train pretrain; see its --help)");
-  cmd->prefix_command();  // every argument goes to afm-train unchanged, --help included
+// `afm train NAME ...` runs `afm-train NAME ...` with every argument unchanged, --help included.
+void add_trainer_passthrough(CLI::App& train, const std::string& name, const std::string& help) {
+  CLI::App* cmd = train.add_subcommand(name, help);
+  cmd->prefix_command();
   cmd->set_help_flag();
-  cmd->callback([cmd] {
-    std::vector<std::string> args{"pretrain"};
+  cmd->callback([cmd, name] {
+    std::vector<std::string> args{name};
     for (const std::string& a : cmd->remaining()) args.push_back(a);
     exit_with(run_trainer(args));
   });
+}
+
+// The value after `flag` in args ("--flag V" or "--flag=V"), or empty.
+std::string flag_value(const std::vector<std::string>& args, const std::string& flag) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == flag && i + 1 < args.size()) return args[i + 1];
+    if (args[i].rfind(flag + "=", 0) == 0) return args[i].substr(flag.size() + 1);
+  }
+  return {};
+}
+
+// `afm train sft --data F.jsonl ...`: renders F with the base model's template into
+// <out>/data (as `afm data sft` does; rows of --seq-len positions, 5% held out, --seed), then
+// runs `afm-train sft` on that folder with the other arguments unchanged. A --data folder is
+// passed through as it is.
+void run_sft_front_end(std::vector<std::string> args) {
+  const std::string data = flag_value(args, "--data");
+  const std::string base = flag_value(args, "--base"), out = flag_value(args, "--out");
+  if (!data.empty() && fs::is_regular_file(data) && !base.empty() && !out.empty()) {
+    data::SftRenderOptions o;
+    o.model = base;
+    o.input = data;
+    o.out_dir = (fs::path(out) / "data").string();
+    const std::string seq_len = flag_value(args, "--seq-len");
+    o.max_tokens = (seq_len.empty() ? 512 : std::stoll(seq_len)) + 1;
+    if (const std::string seed = flag_value(args, "--seed"); !seed.empty()) o.seed = std::stoull(seed);
+    const data::SftRenderSummary s = data::render_sft_jsonl(o);
+    std::fprintf(stderr,
+                 "afm train sft: rendered %lld conversations into %s (%lld train, %lld held "
+                 "out, %lld skipped as too long)\n",
+                 static_cast<long long>(s.conversations), o.out_dir.c_str(),
+                 static_cast<long long>(s.train), static_cast<long long>(s.val),
+                 static_cast<long long>(s.skipped_long));
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i] == "--data" && i + 1 < args.size()) args[i + 1] = o.out_dir;
+      if (args[i].rfind("--data=", 0) == 0) args[i] = "--data=" + o.out_dir;
+    }
+  }
+  args.insert(args.begin(), "sft");
+  exit_with(run_trainer(args));
+}
+
+void setup_train_pretrain(CLI::App& train) {
+  add_trainer_passthrough(train, "pretrain",
+                          "Pretrain a model with libtorch (runs afm-train pretrain; see its --help)");
+  CLI::App* sft = train.add_subcommand(
+      "sft", "Fine-tune a GGUF model on conversations: --data F.jsonl is rendered with the "
+             "base's chat template first (afm data sft), then afm-train sft runs; see its --help");
+  sft->prefix_command();
+  sft->set_help_flag();
+  sft->callback([sft] { run_sft_front_end(sft->remaining()); });
 }
 
 void setup_train_export(CLI::App& train) {
