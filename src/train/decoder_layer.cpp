@@ -29,7 +29,7 @@ torch::Tensor attend(const torch::Tensor& xn, const AttentionParams& p, const At
                      const KeyValues& kv) {
   torch::Tensor q = position_and_norm(split_heads(project(xn, p.wq), s.n_head, s.head_dim),
                                       p.q_norm, s);
-  torch::Tensor out = causal_attention(q, kv.k, kv.v, s.window);  // (B, H, T, D)
+  torch::Tensor out = causal_attention(q, kv.k, kv.v, s.window, s.same_segment);  // (B, H, T, D)
   out = out.transpose(1, 2).reshape({xn.size(0), xn.size(1), s.n_head * s.head_dim});
   return project(out, p.wo);
 }

@@ -25,6 +25,7 @@ struct AttentionSpec {
   const RopeTable* rope = nullptr;  // nullptr: no positional embedding (NoPE)
   double qk_norm_eps = 1e-5;
   int64_t window = 0;  // 0: full causal
+  torch::Tensor same_segment;  // packed rows: same_segment_mask(); undefined: one document
 };
 
 struct KeyValues {

@@ -23,8 +23,13 @@ const RopeTable& DenseModel::rope_for(const torch::Device& device) {
   return rope_;
 }
 
-torch::Tensor DenseModel::forward(const torch::Tensor& tokens) {
-  const AttentionSpec spec = attention_spec(&rope_for(tokens.device()), 0);
+torch::Tensor DenseModel::forward(const torch::Tensor& tokens, const Packing& packing) {
+  const RopeTable& table = rope_for(tokens.device());
+  const RopeTable packed_rope = packing.packed() ? rope_at(table, packing.positions) : RopeTable{};
+  const AttentionSpec spec =
+      packing.packed()
+          ? attention_spec(&packed_rope, 0, same_segment_mask(packing.segments))
+          : attention_spec(&table, 0);
   torch::Tensor x = embed(tokens);
   KeyValues shared;  // K/V of the last layer that owns them (Block 2 reads these)
   for (int64_t n = 0; n < config_.block_count; ++n) {

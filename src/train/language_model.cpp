@@ -78,7 +78,8 @@ FfnParams LanguageModel::add_ffn(const std::string& prefix) {
   return p;
 }
 
-AttentionSpec LanguageModel::attention_spec(const RopeTable* rope, int64_t window) const {
+AttentionSpec LanguageModel::attention_spec(const RopeTable* rope, int64_t window,
+                                            const torch::Tensor& same_segment) const {
   AttentionSpec s;
   s.n_head = config_.head_count;
   s.n_head_kv = config_.head_count_kv;
@@ -86,6 +87,7 @@ AttentionSpec LanguageModel::attention_spec(const RopeTable* rope, int64_t windo
   s.rope = rope;
   s.qk_norm_eps = config_.qk_norm_epsilon;
   s.window = window;
+  s.same_segment = same_segment;
   return s;
 }
 

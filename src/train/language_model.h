@@ -3,7 +3,8 @@
 // the runtime's orientation (rows = outputs), so export is a rename-free copy.
 //
 // Contract: forward() takes token ids (B, T) int64 on the model's device and returns logits
-// (B, T, vocab) in float32; positions are 0 .. T-1. aux_loss() is the load-balancing loss of
+// (B, T, vocab) in float32; positions are 0 .. T-1, or with `packing` (torch_ops.h) each
+// packed document's own, attention kept inside documents. aux_loss() is the load-balancing loss of
 // the last forward (a zero scalar for models without experts). Not thread-safe.
 #pragma once
 
@@ -29,7 +30,7 @@ class LanguageModel : public torch::nn::Module {
  public:
   explicit LanguageModel(ModelConfig config) : config_(std::move(config)) {}
 
-  virtual torch::Tensor forward(const torch::Tensor& tokens) = 0;
+  virtual torch::Tensor forward(const torch::Tensor& tokens, const Packing& packing = {}) = 0;
   virtual torch::Tensor aux_loss() const;
 
   const ModelConfig& config() const { return config_; }
@@ -49,7 +50,9 @@ class LanguageModel : public torch::nn::Module {
   AttentionParams add_attention(const std::string& prefix, bool with_kv, bool qk_norm);
   FfnParams add_ffn(const std::string& prefix);
   double residual_std() const;  // init std of output projections
-  AttentionSpec attention_spec(const RopeTable* rope, int64_t window) const;
+  // `packing`: the mask of packed rows is set on the spec (undefined tensors when not packed).
+  AttentionSpec attention_spec(const RopeTable* rope, int64_t window,
+                               const torch::Tensor& same_segment = {}) const;
 
   ModelConfig config_;
   std::vector<NamedParameter> params_;

@@ -58,10 +58,12 @@ torch::Tensor ServerModel::experts_forward(const torch::Tensor& xn, const Expert
   return out.reshape(xn.sizes());
 }
 
-torch::Tensor ServerModel::layer_forward(const torch::Tensor& x, const Layer& l, int64_t n) {
+torch::Tensor ServerModel::layer_forward(const torch::Tensor& x, const Layer& l, int64_t n,
+                                         const RopeTable& rope,
+                                         const torch::Tensor& same_segment) {
   const bool global = config_.is_global_layer(n);
-  const AttentionSpec spec =
-      attention_spec(global ? nullptr : &rope_, global ? 0 : config_.sliding_window);
+  const AttentionSpec spec = attention_spec(global ? nullptr : &rope,
+                                            global ? 0 : config_.sliding_window, same_segment);
   torch::Tensor xn = rms_normalize(x, l.attn.norm, config_.rms_epsilon);
   torch::Tensor h = x + attend(xn, l.attn, spec, project_key_values(xn, l.attn, spec));
   if (config_.is_moe_layer(n))
@@ -70,11 +72,14 @@ torch::Tensor ServerModel::layer_forward(const torch::Tensor& x, const Layer& l,
                     l.ffn.down);
 }
 
-torch::Tensor ServerModel::forward(const torch::Tensor& tokens) {
+torch::Tensor ServerModel::forward(const torch::Tensor& tokens, const Packing& packing) {
   if (!rope_.cos.defined() || rope_.cos.device() != tokens.device()) {
     rope_ = make_rope_table(config_.context_length, config_.effective_head_dim(),
                             config_.rope_freq_base, tokens.device());
   }
+  const RopeTable rope = packing.packed() ? rope_at(rope_, packing.positions) : rope_;
+  const torch::Tensor same_segment =
+      packing.packed() ? same_segment_mask(packing.segments) : torch::Tensor();
   aux_loss_ = torch::zeros({}, torch::TensorOptions().device(tokens.device()));
   torch::Tensor x = embed(tokens);
   const int64_t depth = config_.track_block_depth;
@@ -82,7 +87,7 @@ torch::Tensor ServerModel::forward(const torch::Tensor& tokens) {
     torch::Tensor merged;
     for (int64_t t = 0; t < config_.tracks; ++t) {
       torch::Tensor y = x;
-      for (int64_t n = b * depth; n < (b + 1) * depth; ++n) y = layer_forward(y, tracks_[t][n], n);
+      for (int64_t n = b * depth; n < (b + 1) * depth; ++n) y = layer_forward(y, tracks_[t][n], n, rope, same_segment);
       merged = merged.defined() ? merged + y : y;
     }
     x = merged / static_cast<double>(config_.tracks);

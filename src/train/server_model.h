@@ -14,7 +14,7 @@ namespace afm::train {
 class ServerModel : public LanguageModel {
  public:
   explicit ServerModel(ModelConfig config);
-  torch::Tensor forward(const torch::Tensor& tokens) override;
+  torch::Tensor forward(const torch::Tensor& tokens, const Packing& packing = {}) override;
   torch::Tensor aux_loss() const override { return aux_loss_; }
 
  private:
@@ -29,7 +29,9 @@ class ServerModel : public LanguageModel {
     Experts experts;  // MoE layers
   };
   Experts add_experts(const std::string& prefix);
-  torch::Tensor layer_forward(const torch::Tensor& x, const Layer& l, int64_t n);
+  // `rope`: the table for this forward's positions; `same_segment`: packed rows' mask.
+  torch::Tensor layer_forward(const torch::Tensor& x, const Layer& l, int64_t n,
+                              const RopeTable& rope, const torch::Tensor& same_segment);
   torch::Tensor experts_forward(const torch::Tensor& xn, const Experts& e);
 
   std::vector<std::vector<Layer>> tracks_;  // [track][layer]

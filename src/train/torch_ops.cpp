@@ -29,8 +29,21 @@ torch::Tensor rope_pairs(const torch::Tensor& x, const RopeTable& table) {
   const int64_t t = x.size(2), d = x.size(3);
   torch::Tensor pairs = x.to(torch::kFloat32).reshape({x.size(0), x.size(1), t, d / 2, 2});
   torch::Tensor x0 = pairs.select(-1, 0), x1 = pairs.select(-1, 1);
-  torch::Tensor cos = table.cos.slice(0, 0, t), sin = table.sin.slice(0, 0, t);
+  const bool per_row = table.cos.dim() == 4;
+  torch::Tensor cos = per_row ? table.cos : table.cos.slice(0, 0, t);
+  torch::Tensor sin = per_row ? table.sin : table.sin.slice(0, 0, t);
   return torch::stack({x0 * cos - x1 * sin, x0 * sin + x1 * cos}, -1).reshape(x.sizes());
+}
+
+RopeTable rope_at(const RopeTable& table, const torch::Tensor& positions) {
+  const int64_t b = positions.size(0), t = positions.size(1), half = table.cos.size(1);
+  const torch::Tensor flat = positions.reshape({-1});
+  return {table.cos.index_select(0, flat).reshape({b, 1, t, half}),
+          table.sin.index_select(0, flat).reshape({b, 1, t, half})};
+}
+
+torch::Tensor same_segment_mask(const torch::Tensor& segments) {
+  return (segments.unsqueeze(2) == segments.unsqueeze(1)).unsqueeze(1);
 }
 
 namespace {
@@ -47,27 +60,31 @@ torch::Tensor visibility_mask(int64_t t, int64_t window, const torch::Device& de
 }  // namespace
 
 torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k,
-                               const torch::Tensor& v, int64_t window) {
+                               const torch::Tensor& v, int64_t window,
+                               const torch::Tensor& same_segment) {
   const int64_t t = q.size(2), group = q.size(1) / k.size(1);
   torch::Tensor kk = group == 1 ? k : k.repeat_interleave(group, 1);
   torch::Tensor vv = group == 1 ? v : v.repeat_interleave(group, 1);
   const bool windowed = window > 0 && window < t;
+  auto visible = [&] {
+    torch::Tensor mask = visibility_mask(t, windowed ? window : 0, q.device());
+    return same_segment.defined() ? same_segment & mask : mask;
+  };
 #if TORCH_VERSION_MAJOR >= 2
   if (q.is_cuda()) {  // flash / memory-efficient kernels
     torch::Tensor qq = q, k2 = kk, v2 = vv;
     if (at::autocast::is_autocast_enabled(at::kCUDA)) {
       qq = q.to(torch::kBFloat16), k2 = kk.to(torch::kBFloat16), v2 = vv.to(torch::kBFloat16);
     }
-    if (!windowed) return at::scaled_dot_product_attention(qq, k2, v2, {}, 0.0, true);
-    return at::scaled_dot_product_attention(qq, k2, v2, visibility_mask(t, window, q.device()),
-                                            0.0, false);
+    if (!windowed && !same_segment.defined()) {
+      return at::scaled_dot_product_attention(qq, k2, v2, {}, 0.0, true);
+    }
+    return at::scaled_dot_product_attention(qq, k2, v2, visible(), 0.0, false);
   }
 #endif
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
   torch::Tensor scores = torch::matmul(q, kk.transpose(-2, -1)).to(torch::kFloat32) * scale;
-  scores = scores.masked_fill(visibility_mask(t, windowed ? window : 0, q.device())
-                                  .logical_not(),
-                              -std::numeric_limits<float>::infinity());
+  scores = scores.masked_fill(visible().logical_not(), -std::numeric_limits<float>::infinity());
   return torch::matmul(torch::softmax(scores, -1).to(vv.scalar_type()), vv);
 }
 

@@ -25,14 +25,32 @@ RopeTable make_rope_table(int64_t positions, int64_t head_dim, double theta,
                           const torch::Device& device);
 
 // Rotates consecutive pairs (2i, 2i+1) of x (B, H, T, D) by the table's angles (llama.cpp's
-// NORM layout, mlx traditional=True).
+// NORM layout, mlx traditional=True). A (T', D/2) table (T' >= T) gives row i position i; a
+// (B, 1, T, D/2) table (rope_at()) gives each row its own positions.
 torch::Tensor rope_pairs(const torch::Tensor& x, const RopeTable& table);
+
+// Several documents packed into one row (SFT): per position, the document it belongs to and its
+// position inside that document, both (B, T) int64. Attention never crosses documents and RoPE
+// counts from each document's start, so a packed row computes what its documents would
+// alone. Undefined tensors: one document per row starting at position 0.
+struct Packing {
+  torch::Tensor segments, positions;
+  bool packed() const { return segments.defined(); }
+};
+
+// The table's angles at `positions` (B, T): a (B, 1, T, D/2) table for rope_pairs().
+RopeTable rope_at(const RopeTable& table, const torch::Tensor& positions);
+
+// (B, 1, T, T) bool: query i and key j are in the same document.
+torch::Tensor same_segment_mask(const torch::Tensor& segments);
 
 // Causal grouped-query attention: q (B, H, T, D), k and v (B, G, T, D), query head h reads kv
 // head h / (H / G). window > 0 limits a query at position p to keys p-window+1 .. p.
+// same_segment (optional, same_segment_mask()) further limits queries to their own document.
 // Scores are scaled by D^-0.5. Returns (B, H, T, D).
 torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k,
-                               const torch::Tensor& v, int64_t window);
+                               const torch::Tensor& v, int64_t window,
+                               const torch::Tensor& same_segment = {});
 
 // down(silu(gate x) * up x) with gate, up (F, d) and down (d, F).
 torch::Tensor swiglu(const torch::Tensor& x, const torch::Tensor& gate, const torch::Tensor& up,

@@ -16,6 +16,7 @@
 #include "train/checkpoint.h"
 #include "train/cpu_setup.h"
 #include "train/gguf_export.h"
+#include "train/sft.h"
 #include "train/trainer.h"
 #include "launcher.h"
 
@@ -100,6 +101,80 @@ void add_export(CLI::App& app, ExportArgs& a) {
   });
 }
 
+void add_cpu_options(CLI::App* cmd, RunOptions& run) {
+  cmd->add_option("--device", run.device, "cpu, cuda or cuda:N")->capture_default_str();
+  cmd->add_option("-t,--threads", run.threads,
+                  "CPU compute threads: libtorch's and the BLAS's, one pool (default: the "
+                  "physical cores)")
+      ->check(CLI::Range(1, 4096));
+  const std::map<std::string, CpuBf16> bf16_modes{
+      {"auto", CpuBf16::kAuto}, {"on", CpuBf16::kOn}, {"off", CpuBf16::kOff}};
+  cmd->add_option("--cpu-bf16", run.cpu_bf16,
+                  "bf16 autocast for matrix products on the CPU: auto (where the CPU has "
+                  "AVX512-BF16), on or off")
+      ->transform(CLI::CheckedTransformer(bf16_modes, CLI::ignore_case));
+  cmd->add_flag("--json", run.json_stdout, "Print every log record as JSON on stdout");
+  cmd->add_flag("--fresh", run.fresh, "Start from step 0 even if a checkpoint exists");
+  cmd->add_option("--stop-after", run.stop_after,
+                  "Stop (with a checkpoint) after this many steps of this run");
+}
+
+struct SftArgs {
+  SftOptions o;
+  std::string type = "f32";
+};
+
+void add_sft(CLI::App& app, SftArgs& a) {
+  CLI::App* cmd = app.add_subcommand(
+      "sft", "Fine-tune a GGUF model on conversations rendered by `afm data sft` (loss on "
+             "assistant tokens only)");
+  SftOptions& o = a.o;
+  // Fine-tuning defaults: a small constant-ish learning rate after a short warmup.
+  o.optim.lr = 1e-4, o.optim.min_lr = 1e-5, o.optim.warmup_steps = 20, o.optim.steps = 300;
+  o.optim.weight_decay = 0.0;
+  cmd->add_option("--base", o.base, "GGUF model to start from")->required();
+  cmd->add_option("--data", o.data, "Folder written by `afm data sft` (train.sft, val.sft)")
+      ->required();
+  cmd->add_option("--out", o.out_dir, "Run folder (checkpoints, log.jsonl, model.gguf)")
+      ->required();
+  cmd->add_option("--seq-len", o.seq_len, "Positions per packed row")
+      ->capture_default_str()->check(CLI::Range(int64_t{2}, int64_t{1} << 20));
+  cmd->add_option("--steps", o.optim.steps, "Optimiser steps")
+      ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  cmd->add_option("--batch-size", o.optim.batch_size, "Packed rows per micro-batch")
+      ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->add_option("--grad-accum", o.optim.grad_accum, "Micro-batches per step")
+      ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->add_option("--lr", o.optim.lr, "Peak learning rate")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--min-lr", o.optim.min_lr, "Learning rate at the end of the cosine")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--warmup", o.optim.warmup_steps, "Warmup steps")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--weight-decay", o.optim.weight_decay, "AdamW weight decay")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--eval-every", o.eval_every, "Steps between held-out evaluations (0: end only)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--eval-batches", o.eval_batches, "At most this many held-out batches")
+      ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->add_option("--log-every", o.log_every, "Steps between log records")
+      ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  cmd->add_option("--checkpoint-every", o.checkpoint_every, "Steps between checkpoints")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--seed", o.seed, "Seed of the packing and the batches")
+      ->capture_default_str();
+  cmd->add_option("--type", a.type, "Tensor type of the exported model: f32, f16, bf16, q8_0, q4_0")
+      ->capture_default_str();
+  add_cpu_options(cmd, o.run);
+  cmd->callback([&a] {
+    auto type = gguf::tensor_type_from_name(a.type);
+    if (!type) throw_error(ErrorCode::kInvalidArgument, "unknown --type " + a.type);
+    a.o.export_type = *type;
+    const SftResult r = run_sft(a.o);
+    std::printf("wrote %s (val loss %.4f)\n", r.model_path.c_str(), r.run.val_loss);
+  });
+}
+
 }  // namespace
 
 // Re-executes this program once with the environment the CPU setup asks for (cpu_setup.h:
@@ -121,6 +196,8 @@ int main(int argc, char** argv) {
   ExportArgs export_args;
   add_pretrain(app, pretrain);
   add_export(app, export_args);
+  SftArgs sft;
+  add_sft(app, sft);
   try {
     app.parse(argc, argv);
     if (pretrain.launcher_status != 0) return pretrain.launcher_status;

@@ -1,0 +1,55 @@
+#include "train/sft.h"
+
+#include <filesystem>
+
+#include "base/error.h"
+#include "train/gguf_export.h"
+#include "train/gguf_import.h"
+#include "train/sft_data.h"
+#include "train/training_loop.h"
+
+namespace afm::train {
+namespace {
+
+TrainConfig loop_config(const SftOptions& o, const ModelConfig& model) {
+  TrainConfig c;
+  c.model = model;
+  c.seq_len = o.seq_len;
+  c.optim = o.optim;
+  c.eval_every = o.eval_every;
+  c.eval_batches = o.eval_batches;
+  c.log_every = o.log_every;
+  c.out_dir = o.out_dir;
+  c.checkpoint_every = o.checkpoint_every;
+  c.seed = o.seed;
+  return c;
+}
+
+}  // namespace
+
+SftResult run_sft(const SftOptions& o) {
+  if (o.out_dir.empty()) throw_error(ErrorCode::kInvalidArgument, "sft needs an output folder");
+  const ModelConfig model_config = read_gguf_model_config(o.base);
+  if (o.seq_len + 1 > model_config.context_length) {
+    throw_error(ErrorCode::kInvalidArgument,
+                "--seq-len " + std::to_string(o.seq_len) + " is longer than the model's context (" +
+                    std::to_string(model_config.context_length) + " tokens, minus one)");
+  }
+  const SftData data = open_sft_data(o.data, model_config.vocab_size);
+  const SftBatches batches(data, o.optim.batch_size, o.seq_len, o.seed, o.eval_batches);
+  const TrainConfig config = loop_config(o, model_config);
+
+  std::shared_ptr<LanguageModel> model;
+  SftResult result;
+  result.run = run_training(config, o.run,
+                            [&] {
+                              model = import_gguf_model(o.base).model;
+                              return model;
+                            },
+                            batches);
+  result.model_path = (std::filesystem::path(o.out_dir) / "model.gguf").string();
+  export_gguf(*model, {o.export_type, o.base, "afm-sft"}, result.model_path);
+  return result;
+}
+
+}  // namespace afm::train

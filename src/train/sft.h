@@ -1,0 +1,40 @@
+// `afm-train sft`: supervised fine-tuning of a GGUF model on conversations rendered by
+// `afm data sft` (sft_data.h), with the shared training loop (training_loop.h), then export to
+// GGUF. (`afm train sft --data F.jsonl` renders and runs this in one command.)
+//
+// The model starts from the base GGUF's weights (dequantized to f32, gguf_import.h); the result
+// is written as <out>/model.gguf with the base's tokenizer and chat template. Resume, logs,
+// progress and checkpoints are the training loop's.
+//
+// Errors: afm::Error from the data (FILE:LINE), the base model or the run.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "gguf/types.h"
+#include "train/trainer.h"
+#include "train/train_config.h"
+
+namespace afm::train {
+
+struct SftOptions {
+  std::string base;        // GGUF model to start from
+  std::string data;        // folder written by `afm data sft`
+  std::string out_dir;     // run folder: checkpoints, log.jsonl, model.gguf
+  int64_t seq_len = 512;   // positions per packed row (at most the model's context)
+  OptimConfig optim;       // defaults set by the CLI for fine-tuning
+  int64_t eval_every = 50, eval_batches = 8, log_every = 10, checkpoint_every = 200;
+  uint64_t seed = 1;
+  gguf::TensorType export_type = gguf::TensorType::kF32;
+  RunOptions run;
+};
+
+struct SftResult {
+  RunResult run;
+  std::string model_path;  // the exported GGUF
+};
+
+SftResult run_sft(const SftOptions& options);
+
+}  // namespace afm::train
