@@ -20,8 +20,8 @@ struct Extraction {
 // Draws happen in separate statements: the order in which operands of one expression are
 // evaluated is unspecified, and the stream of draws must not depend on the compiler.
 std::string full_name(SynthRng& rng) {
-  const std::string first(rng.pick(first_names()));
-  const std::string last(rng.pick(last_names()));
+  const std::string first = draw_first_name(rng);
+  const std::string last = draw_last_name(rng);
   return first + " " + last;
 }
 
@@ -62,7 +62,7 @@ Extraction person(SynthRng& rng) {
 
 Extraction event(SynthRng& rng) {
   const std::string ev(rng.pick(event_names()));
-  const std::string c(rng.pick(cities()).name);
+  const std::string c = draw_city_name(rng);
   const Date d = random_date(rng, 2023, 2027);
   const int people = static_cast<int>(rng.range(2, 400)) * 25;
   const std::string when = prose_date(d, static_cast<int>(rng.below(kDateStyles)));
@@ -88,7 +88,7 @@ Extraction event(SynthRng& rng) {
 
 Extraction payment(SynthRng& rng) {
   const std::string payer = full_name(rng);
-  const std::string payee(rng.pick(companies()));
+  const std::string payee = draw_company(rng);
   const Currency& cur = random_currency(rng);
   // Half of the amounts are whole (5 to 5,000), half have cents (1.00 to 5,000.00).
   const int64_t cents = rng.percent(50) ? rng.range(5, 5000) * 100 : rng.range(100, 500000);

@@ -1,6 +1,10 @@
 #include "data/synth/lexicon.h"
 
+#include "data/synth/synth_rng.h"
+
 #include <array>
+
+#include "data/synth/synth_rng.h"
 
 namespace afm::data::synth {
 namespace {
@@ -107,5 +111,58 @@ Words companies() { return kCompanies; }
 Words event_names() { return kEvents; }
 Words countable_items() { return kItems; }
 Words shop_products() { return kProducts; }
+
+namespace {
+
+constexpr std::string_view kOnsets[] = {"b", "br", "d", "dr", "f", "g", "k", "kl", "l", "m",
+                                        "n", "p", "r", "s", "st", "t", "tr", "v", "z", "sh"};
+constexpr std::string_view kVowels[] = {"a", "e", "i", "o", "u", "ai", "ia", "y"};
+constexpr std::string_view kCodas[] = {"", "", "", "n", "r", "l", "s", "k", "m", "th"};
+constexpr std::string_view kCompanySuffixes[] = {"Labs", "Systems", "Works", "Trading",
+                                                 "Partners", "Supplies", "Studio", "Foods"};
+
+// A capitalised word of 2-3 syllables.
+std::string invented_word(SynthRng& rng) {
+  std::string w;
+  const int64_t syllables = rng.range(2, 3);
+  for (int64_t i = 0; i < syllables; ++i) {
+    w += rng.pick(Words(kOnsets));
+    w += rng.pick(Words(kVowels));
+    w += rng.pick(Words(kCodas));
+  }
+  w[0] = static_cast<char>(w[0] - 'a' + 'A');
+  return w;
+}
+
+bool invent(SynthRng& rng) {
+  return rng.invented_names_percent() > 0 && rng.percent(rng.invented_names_percent());
+}
+
+}  // namespace
+
+std::string draw_first_name(SynthRng& rng) {
+  if (invent(rng)) return invented_word(rng);
+  return std::string(rng.pick(first_names()));
+}
+
+std::string draw_last_name(SynthRng& rng) {
+  if (invent(rng)) return invented_word(rng);
+  return std::string(rng.pick(last_names()));
+}
+
+std::string draw_city_name(SynthRng& rng) {
+  if (invent(rng)) return invented_word(rng);
+  return std::string(rng.pick(cities()).name);
+}
+
+std::string draw_company(SynthRng& rng) {
+  if (invent(rng)) {
+    std::string name = invented_word(rng);
+    name += " ";
+    name += rng.pick(Words(kCompanySuffixes));
+    return name;
+  }
+  return std::string(rng.pick(companies()));
+}
 
 }  // namespace afm::data::synth

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace afm::data::synth {
@@ -21,5 +22,15 @@ Words companies();        // "Northwind Traders"
 Words event_names();      // "jazz festival"
 Words countable_items();  // plural nouns: "apples", "marbles"
 Words shop_products();    // singular nouns with a price: "notebook"
+
+// Names for the generators. With rng.invented_names_percent() == 0 each is one pick from its
+// list (the stream of draws is what it always was); otherwise that share of names is made up
+// from syllables ("Velomir Tasko", "Brenvik", "Quorra Systems"), so a model trained on them
+// must copy names from the text rather than recall them.
+class SynthRng;
+std::string draw_first_name(SynthRng& rng);
+std::string draw_last_name(SynthRng& rng);
+std::string draw_city_name(SynthRng& rng);
+std::string draw_company(SynthRng& rng);
 
 }  // namespace afm::data::synth

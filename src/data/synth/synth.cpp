@@ -45,9 +45,10 @@ std::vector<Task> canonical_tasks(std::vector<Task> tasks) {
   return tasks;
 }
 
-Example make_example(uint64_t seed, uint64_t index, const std::vector<Task>& tasks) {
+Example make_example(uint64_t seed, uint64_t index, const std::vector<Task>& tasks,
+                     int invented_names_percent) {
   AFM_CHECK(!tasks.empty());
-  SynthRng rng(mix64(seed, index));
+  SynthRng rng(mix64(seed, index), invented_names_percent);
   const Task task = tasks[rng.below(tasks.size())];
   switch (task) {
     case Task::kExtraction:
@@ -75,7 +76,7 @@ SynthSummary write_jsonl(const SynthOptions& options, const std::vector<Task>& t
   SynthSummary summary;
   for (Task t : tasks) summary.per_task[std::string(task_name(t))] = 0;
   for (uint64_t i = 0; i < options.count; ++i) {
-    const Example e = make_example(options.seed, i, tasks);
+    const Example e = make_example(options.seed, i, tasks, options.invented_names_percent);
     out.write(to_openai_conversation(e).dump(-1, ' ', false) + "\n");
     ++summary.per_task[std::string(task_name(e.task))];
     ++summary.documents;
@@ -94,7 +95,7 @@ SynthSummary write_synthetic(const SynthOptions& options) {
   SynthSummary summary;
   for (Task t : tasks) summary.per_task[std::string(task_name(t))] = 0;
   for (uint64_t i = 0; i < options.count; ++i) {
-    const Example e = make_example(options.seed, i, tasks);
+    const Example e = make_example(options.seed, i, tasks, options.invented_names_percent);
     if (writer.add(render_example(e))) ++summary.per_task[std::string(task_name(e.task))];
   }
   writer.commit();

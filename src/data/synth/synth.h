@@ -34,7 +34,9 @@ struct Example {
 };
 
 // Document `index` of the stream for `seed`; `tasks` must be canonical and non-empty.
-Example make_example(uint64_t seed, uint64_t index, const std::vector<Task>& tasks);
+// invented_names_percent: see draw_first_name() in lexicon.h (0: the word lists only).
+Example make_example(uint64_t seed, uint64_t index, const std::vector<Task>& tasks,
+                     int invented_names_percent = 0);
 // The messages in the afm chat template, no generation prompt.
 std::string render_example(const Example& example);
 
@@ -49,6 +51,7 @@ struct SynthOptions {
   std::string out_path;
   std::vector<Task> tasks;  // empty: all
   SynthFormat format = SynthFormat::kDocuments;
+  int invented_names_percent = 0;  // share of made-up person, city and company names
 };
 
 struct SynthSummary {

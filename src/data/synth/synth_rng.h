@@ -16,7 +16,11 @@ namespace afm::data::synth {
 
 class SynthRng {
  public:
-  explicit SynthRng(uint64_t seed) : rng_(seed) {}
+  // invented_names_percent: the share of person, city and company names the generators make
+  // up from syllables instead of drawing from the word lists (lexicon.h, draw_*_name).
+  explicit SynthRng(uint64_t seed, int invented_names_percent = 0)
+      : rng_(seed), invented_names_percent_(invented_names_percent) {}
+  int invented_names_percent() const { return invented_names_percent_; }
 
   // Uniform in [0, n), n > 0, without modulo bias (rejection of the short last interval).
   uint64_t below(uint64_t n) {
@@ -60,6 +64,7 @@ class SynthRng {
 
  private:
   sample::Rng rng_;
+  int invented_names_percent_ = 0;
 };
 
 }  // namespace afm::data::synth

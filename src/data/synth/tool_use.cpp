@@ -37,7 +37,7 @@ struct Weather {
 
 Weather draw_weather(SynthRng& rng) {
   Weather w;
-  w.city = rng.pick(cities()).name;
+  w.city = draw_city_name(rng);
   w.celsius = static_cast<int>(rng.range(-8, 34));
   w.conditions = rng.pick(Words(kConditions));
   if (w.celsius <= 0 && w.conditions == "light rain") w.conditions = "light snow";
