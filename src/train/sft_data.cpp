@@ -6,17 +6,10 @@
 #include <random>
 
 #include "base/error.h"
+#include "data/hash_mix.h"
 
 namespace afm::train {
 namespace {
-
-// splitmix64 finaliser: the batch hashes.
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 std::vector<const data::SftRecord*> pointers(const std::vector<data::SftRecord>& records) {
   std::vector<const data::SftRecord*> out;
@@ -96,7 +89,7 @@ SftBatches::SftBatches(const SftData& data, int64_t batch_size, int64_t seq_len,
                        int64_t max_eval_batches)
     : batch_size_(batch_size), seq_len_(seq_len), seed_(seed) {
   std::vector<const data::SftRecord*> order = pointers(data.train.records);
-  std::shuffle(order.begin(), order.end(), std::mt19937_64(mix(seed)));
+  std::shuffle(order.begin(), order.end(), std::mt19937_64(data::mix64(seed)));
   train_ = pack_examples(order, seq_len);
   val_ = pack_examples(pointers(data.val.records), seq_len);
   if (train_.input.size(0) == 0) {
@@ -117,9 +110,9 @@ TrainBatch SftBatches::train(int64_t step, int64_t micro) const {
   const uint64_t rows_total = static_cast<uint64_t>(train_.input.size(0));
   std::vector<int64_t> index(static_cast<size_t>(batch_size_));
   for (int64_t i = 0; i < batch_size_; ++i) {
-    const uint64_t h = mix(seed_ ^ mix(static_cast<uint64_t>(step) ^
-                                       mix(static_cast<uint64_t>(micro) ^
-                                           mix(static_cast<uint64_t>(i) + 1))));
+    const uint64_t h = data::mix64(data::mix64(data::mix64(seed_, static_cast<uint64_t>(step)),
+                                               static_cast<uint64_t>(micro)),
+                                   static_cast<uint64_t>(i));
     index[static_cast<size_t>(i)] = static_cast<int64_t>(h % rows_total);
   }
   return select_rows(train_, torch::tensor(index, torch::kInt64));

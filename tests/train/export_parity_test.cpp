@@ -10,6 +10,7 @@
 
 #include "model/context.h"
 #include "model/registry.h"
+#include "tiny_config.h"
 #include "train/gguf_export.h"
 #include "train/language_model.h"
 
@@ -18,26 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-ModelConfig tiny_config(const std::string& arch) {
-  ModelConfig c;
-  c.arch = arch;
-  c.vocab_size = 96;
-  c.context_length = 64;
-  c.embedding_length = 64;
-  c.block_count = 4;
-  c.feed_forward_length = 96;
-  c.head_count = 4;
-  c.head_count_kv = 2;
-  c.rms_epsilon = 1e-5;
-  c.qk_norm_epsilon = 1e-4;
-  if (arch == "afm-device") c.block1_layers = 3;
-  if (arch == "afm-server") {
-    c.tracks = 2, c.track_block_depth = 2, c.expert_count = 4, c.expert_used_count = 2;
-    c.expert_feed_forward_length = 32, c.moe_every = 2, c.sliding_window = 5,
-    c.global_every = 3;
-  }
-  return c;
-}
+using testing::tiny_config;
 
 // Norms 1 + noise, matrices with standard deviation 0.15 (embedding 1.0): logits of order 10.
 void redraw_weights(LanguageModel& model) {

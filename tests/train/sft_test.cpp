@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "tiny_config.h"
 #include "train/language_model.h"
 #include "train/sft_data.h"
 #include "train/training_loop.h"
@@ -10,24 +11,7 @@
 namespace afm::train {
 namespace {
 
-ModelConfig tiny_config(const std::string& arch) {
-  ModelConfig c;
-  c.arch = arch;
-  c.vocab_size = 96;
-  c.context_length = 64;
-  c.embedding_length = 64;
-  c.block_count = 4;
-  c.feed_forward_length = 96;
-  c.head_count = 4;
-  c.head_count_kv = 2;
-  if (arch == "afm-device") c.block1_layers = 3;
-  if (arch == "afm-server") {
-    c.tracks = 2, c.track_block_depth = 2, c.expert_count = 4, c.expert_used_count = 2;
-    c.expert_feed_forward_length = 32, c.moe_every = 2, c.sliding_window = 5,
-    c.global_every = 3;
-  }
-  return c;
-}
+using testing::tiny_config;
 
 data::SftRecord example(int64_t n, int64_t seed) {
   data::SftRecord e;
