@@ -1,5 +1,7 @@
 #include "data/sft_records.h"
 
+#include <cstdint>
+
 #include "base/atomic_file.h"
 #include "base/byte_reader.h"
 #include "base/error.h"
@@ -68,7 +70,11 @@ void write_sft_records(const std::string& path, const SftRecordFile& file) {
 
 SftRecordFile read_sft_records(const std::string& path) {
   const MappedFile mapped = MappedFile::open(path);
-  ByteReader r(mapped.bytes(), path);
+  return parse_sft_records(mapped.bytes(), path);
+}
+
+SftRecordFile parse_sft_records(std::span<const uint8_t> bytes, const std::string& context) {
+  ByteReader r(bytes, context);
   if (r.read_bytes(kSftMagic.size(), "the magic") != kSftMagic) {
     r.fail("not an afm fine-tuning record file (magic is not AFMSFT01)", 0);
   }
@@ -76,6 +82,10 @@ SftRecordFile read_sft_records(const std::string& path) {
   if (version != kSftVersion) r.fail("version " + std::to_string(version) + " is not 1", 8);
   SftRecordFile file;
   file.vocab_size = r.read<uint32_t>("the vocabulary size");
+  // Ids are held as int32: a larger vocabulary would let an id turn negative.
+  if (file.vocab_size == 0 || file.vocab_size > static_cast<uint32_t>(INT32_MAX)) {
+    r.fail("vocab_size " + std::to_string(file.vocab_size) + " is not in 1..2147483647", 12);
+  }
   const uint64_t count = r.read<uint64_t>("the record count");
   // Each record takes at least 14 bytes: a count this large cannot fit the file.
   if (count > r.remaining() / 14) {

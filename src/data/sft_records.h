@@ -7,7 +7,7 @@
 //   offset size  field
 //   0      8     magic "AFMSFT01"
 //   8      4     u32 version = 1
-//   12     4     u32 vocab_size (every token id is below it)
+//   12     4     u32 vocab_size, 1 .. 2^31-1 (every token id is below it)
 //   16     8     u64 n_records
 //   24     ...   n_records records: u32 n (>= 2), n x u32 token ids, n x u8 trained (0 or 1)
 // Little-endian, no padding. A record has at least one trained token after its first.
@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,5 +41,7 @@ struct SftRecordFile {
 
 void write_sft_records(const std::string& path, const SftRecordFile& file);
 SftRecordFile read_sft_records(const std::string& path);
+// The same from bytes; `context` names them in errors (a path, "fuzz").
+SftRecordFile parse_sft_records(std::span<const uint8_t> bytes, const std::string& context);
 
 }  // namespace afm::data

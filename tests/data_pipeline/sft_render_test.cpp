@@ -132,6 +132,8 @@ TEST(SftRecords, BadContentIsAnErrorNamingTheRecord) {
   expect_bad({10, {{{1, 2}, {0, 1}}, {{1, 12}, {0, 1}}}}, "record 1 has token id 12 >= vocab_size 10");
   expect_bad({10, {{{1, 2}, {0, 2}}}}, "record 0 has a trained flag other than 0 or 1");
   expect_bad({10, {{{1, 2}, {1, 0}}}}, "record 0 has no trained token after its first");
+  expect_bad({0xE4000064u, {}}, "vocab_size 3825205348 is not in 1..2147483647");
+  expect_bad({0, {}}, "vocab_size 0 is not in 1..2147483647");
 }
 
 }  // namespace
