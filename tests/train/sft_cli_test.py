@@ -29,7 +29,8 @@ def sft(data, out, steps, *extra):
     return [AFM, "train", "sft", "--base", BASE, "--data", data, "--out", out,
             "--steps", str(steps), "--seq-len", "256", "--batch-size", "4", "--lr", "3e-4",
             "--warmup", "2", "--eval-every", "6", "--eval-batches", "4", "--log-every", "1",
-            "--checkpoint-every", "6", "-t", "1", "--cpu-bf16", "off", *extra]
+            "--checkpoint-every", "6", "--val-fraction", "0.05", "-t", "1", "--cpu-bf16", "off",
+            *extra]
 
 
 # A task the base model has never seen: a fixed code word per color. The base already fits the
@@ -84,6 +85,9 @@ def main():
         p = run(sft(bad, os.path.join(tmp, "bad_run"), 2), ok=False)
         assert p.returncode != 0 and f"{bad}:2: " in p.stderr and "no assistant turn" in p.stderr, \
             p.stderr
+        args = [a if a != "256" else "ten" for a in sft(data, os.path.join(tmp, "bad2"), 2)]
+        p = run(args, ok=False)
+        assert p.returncode != 0 and "--seq-len must be a number, got 'ten'" in p.stderr, p.stderr
     print("sft cli: ok")
     return True
 

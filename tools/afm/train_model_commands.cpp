@@ -88,21 +88,50 @@ std::string flag_value(const std::vector<std::string>& args, const std::string& 
   return {};
 }
 
+// `flag`'s value as a number, or `fallback` when absent; a readable error when malformed.
+template <typename T>
+T number_flag(const std::vector<std::string>& args, const std::string& flag, T fallback) {
+  const std::string text = flag_value(args, flag);
+  if (text.empty()) return fallback;
+  try {
+    size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used == text.size()) return static_cast<T>(v);
+  } catch (const std::exception&) {
+  }
+  throw_error(ErrorCode::kInvalidArgument, flag + " must be a number, got '" + text + "'");
+}
+
+// `args` without `flag` and its value (the trainer does not take it).
+std::vector<std::string> without_flag(const std::vector<std::string>& args,
+                                      const std::string& flag) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == flag) {
+      ++i;
+    } else if (args[i].rfind(flag + "=", 0) != 0) {
+      out.push_back(args[i]);
+    }
+  }
+  return out;
+}
+
 // `afm train sft --data F.jsonl ...`: renders F with the base model's template into
-// <out>/data (as `afm data sft` does; rows of --seq-len positions, 5% held out, --seed), then
-// runs `afm-train sft` on that folder with the other arguments unchanged. A --data folder is
-// passed through as it is.
+// <out>/data (as `afm data sft` does: conversations up to --seq-len + 1 tokens, --val-fraction
+// held out (default 0.05), --seed), then runs `afm-train sft` on that folder with the other
+// arguments unchanged. A --data folder is passed through as it is.
 void run_sft_front_end(std::vector<std::string> args) {
   const std::string data = flag_value(args, "--data");
   const std::string base = flag_value(args, "--base"), out = flag_value(args, "--out");
+  data::SftRenderOptions o;
+  o.val_fraction = number_flag(args, "--val-fraction", o.val_fraction);
+  args = without_flag(args, "--val-fraction");
   if (!data.empty() && fs::is_regular_file(data) && !base.empty() && !out.empty()) {
-    data::SftRenderOptions o;
     o.model = base;
     o.input = data;
     o.out_dir = (fs::path(out) / "data").string();
-    const std::string seq_len = flag_value(args, "--seq-len");
-    o.max_tokens = (seq_len.empty() ? 512 : std::stoll(seq_len)) + 1;
-    if (const std::string seed = flag_value(args, "--seed"); !seed.empty()) o.seed = std::stoull(seed);
+    o.max_tokens = number_flag<int64_t>(args, "--seq-len", 512) + 1;
+    o.seed = number_flag<uint64_t>(args, "--seed", o.seed);
     const data::SftRenderSummary s = data::render_sft_jsonl(o);
     std::fprintf(stderr,
                  "afm train sft: rendered %lld conversations into %s (%lld train, %lld held "
