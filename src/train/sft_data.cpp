@@ -32,14 +32,16 @@ TrainBatch select_rows(const PackedRows& packed, const torch::Tensor& index) {
 
 SftData open_sft_data(const std::string& dir, int64_t model_vocab_size) {
   const std::filesystem::path d(dir);
+  // meta.json marks a folder `afm data sft` wrote; the records themselves carry what is read.
   std::ifstream meta_file(d / "meta.json");
   if (!meta_file) {
     throw_error(ErrorCode::kNotFound,
                 dir + " has no meta.json: render the conversations with `afm data sft` first");
   }
+  if (nlohmann::json::parse(meta_file, nullptr, /*allow_exceptions=*/false).is_discarded()) {
+    throw_error(ErrorCode::kFormat, dir + "/meta.json is not JSON");
+  }
   SftData out;
-  out.meta = nlohmann::json::parse(meta_file, nullptr, /*allow_exceptions=*/false);
-  if (out.meta.is_discarded()) throw_error(ErrorCode::kFormat, dir + "/meta.json is not JSON");
   out.train = data::read_sft_records((d / "train.sft").string());
   out.val = data::read_sft_records((d / "val.sft").string());
   for (const data::SftRecordFile* f : {&out.train, &out.val}) {

@@ -25,7 +25,6 @@ namespace afm::train {
 // The train and held-out records of a folder written by `afm data sft`.
 struct SftData {
   data::SftRecordFile train, val;
-  nlohmann::json meta;  // meta.json
 };
 SftData open_sft_data(const std::string& dir, int64_t model_vocab_size);
 

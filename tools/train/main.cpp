@@ -33,28 +33,33 @@ struct PretrainArgs {
   RunOptions run;
 };
 
-void add_pretrain(CLI::App& app, PretrainArgs& a) {
-  CLI::App* cmd = app.add_subcommand("pretrain", "Pretrain a model from a JSON config");
-  cmd->add_option("--config", a.config, "Training configuration (docs/training.md)")->required();
-  cmd->add_option("--shards", a.shards, "Use this shard folder instead of the config's");
-  cmd->add_option("--out", a.out_dir, "Use this run folder instead of the config's");
-  cmd->add_option("--device", a.run.device, "cpu, cuda or cuda:N")->capture_default_str();
-  cmd->add_flag("--fresh", a.run.fresh, "Start from step 0 even if a checkpoint exists");
-  cmd->add_option("--stop-after", a.run.stop_after,
-                  "Stop (with a checkpoint) after this many steps of this run");
-  cmd->add_option("--peak-tflops", a.run.peak_tflops,
-                  "Peak dense TFLOP/s for MFU (default: 989 on CUDA, none on CPU)");
-  cmd->add_option("-t,--threads", a.run.threads,
+// The options every training run shares: device, threads, bf16, logs, resume, stopping.
+void add_run_options(CLI::App* cmd, RunOptions& run) {
+  cmd->add_option("--device", run.device, "cpu, cuda or cuda:N")->capture_default_str();
+  cmd->add_option("-t,--threads", run.threads,
                   "CPU compute threads: libtorch's and the BLAS's, one pool (default: the "
                   "physical cores)")
       ->check(CLI::Range(1, 4096));
   const std::map<std::string, CpuBf16> bf16_modes{
       {"auto", CpuBf16::kAuto}, {"on", CpuBf16::kOn}, {"off", CpuBf16::kOff}};
-  cmd->add_option("--cpu-bf16", a.run.cpu_bf16,
+  cmd->add_option("--cpu-bf16", run.cpu_bf16,
                   "bf16 autocast for matrix products on the CPU: auto (where the CPU has "
                   "AVX512-BF16), on or off")
       ->transform(CLI::CheckedTransformer(bf16_modes, CLI::ignore_case));
-  cmd->add_flag("--json", a.run.json_stdout, "Print every log record as JSON on stdout");
+  cmd->add_flag("--json", run.json_stdout, "Print every log record as JSON on stdout");
+  cmd->add_flag("--fresh", run.fresh, "Start from step 0 even if a checkpoint exists");
+  cmd->add_option("--stop-after", run.stop_after,
+                  "Stop (with a checkpoint) after this many steps of this run");
+}
+
+void add_pretrain(CLI::App& app, PretrainArgs& a) {
+  CLI::App* cmd = app.add_subcommand("pretrain", "Pretrain a model from a JSON config");
+  cmd->add_option("--config", a.config, "Training configuration (docs/training.md)")->required();
+  cmd->add_option("--shards", a.shards, "Use this shard folder instead of the config's");
+  cmd->add_option("--out", a.out_dir, "Use this run folder instead of the config's");
+  add_run_options(cmd, a.run);
+  cmd->add_option("--peak-tflops", a.run.peak_tflops,
+                  "Peak dense TFLOP/s for MFU (default: 989 on CUDA, none on CPU)");
   cmd->add_option("--nproc", a.nproc,
                   "Start this many local ranks (data parallel over Gloo; CUDA rank r uses "
                   "cuda:r); or set RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT as torchrun does")
@@ -99,24 +104,6 @@ void add_export(CLI::App& app, ExportArgs& a) {
     export_gguf(*model, {*type, a.tokenizer, a.name}, a.out);
     std::printf("wrote %s\n", a.out.c_str());
   });
-}
-
-void add_cpu_options(CLI::App* cmd, RunOptions& run) {
-  cmd->add_option("--device", run.device, "cpu, cuda or cuda:N")->capture_default_str();
-  cmd->add_option("-t,--threads", run.threads,
-                  "CPU compute threads: libtorch's and the BLAS's, one pool (default: the "
-                  "physical cores)")
-      ->check(CLI::Range(1, 4096));
-  const std::map<std::string, CpuBf16> bf16_modes{
-      {"auto", CpuBf16::kAuto}, {"on", CpuBf16::kOn}, {"off", CpuBf16::kOff}};
-  cmd->add_option("--cpu-bf16", run.cpu_bf16,
-                  "bf16 autocast for matrix products on the CPU: auto (where the CPU has "
-                  "AVX512-BF16), on or off")
-      ->transform(CLI::CheckedTransformer(bf16_modes, CLI::ignore_case));
-  cmd->add_flag("--json", run.json_stdout, "Print every log record as JSON on stdout");
-  cmd->add_flag("--fresh", run.fresh, "Start from step 0 even if a checkpoint exists");
-  cmd->add_option("--stop-after", run.stop_after,
-                  "Stop (with a checkpoint) after this many steps of this run");
 }
 
 struct SftArgs {
@@ -165,7 +152,7 @@ void add_sft(CLI::App& app, SftArgs& a) {
       ->capture_default_str();
   cmd->add_option("--type", a.type, "Tensor type of the exported model: f32, f16, bf16, q8_0, q4_0")
       ->capture_default_str();
-  add_cpu_options(cmd, o.run);
+  add_run_options(cmd, o.run);
   cmd->callback([&a] {
     auto type = gguf::tensor_type_from_name(a.type);
     if (!type) throw_error(ErrorCode::kInvalidArgument, "unknown --type " + a.type);
