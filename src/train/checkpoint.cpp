@@ -25,7 +25,7 @@ void save_checkpoint(const std::string& dir, LanguageModel& model, const AdamW& 
   try {
     fs::create_directories(dir);
     torch::serialize::OutputArchive archive;
-    for (const NamedParameter& p : model.gguf_parameters())
+    for (const NamedParameter& p : model.trainable_parameters())
       archive.write("param/" + p.gguf_name, p.tensor.detach().cpu());
     opt.save(archive);
     archive.write("next_step", torch::tensor(info.next_step, torch::kInt64));
@@ -57,12 +57,12 @@ CheckpointInfo load_checkpoint(const std::string& dir, LanguageModel& model, Ada
   torch::serialize::InputArchive archive;
   try {
     // Tensors land on the model's device, so the optimiser state sits next to its parameters.
-    archive.load_from(path, model.gguf_parameters().front().tensor.device());
+    archive.load_from(path, model.trainable_parameters().front().tensor.device());
   } catch (const std::exception& e) {
     throw_error(ErrorCode::kFormat, "cannot read checkpoint " + path + ": " + e.what());
   }
   torch::NoGradGuard no_grad;
-  for (const NamedParameter& p : model.gguf_parameters()) {
+  for (const NamedParameter& p : model.trainable_parameters()) {
     torch::Tensor t;
     if (!archive.try_read("param/" + p.gguf_name, t))
       throw_error(ErrorCode::kFormat, path + ": no parameter " + p.gguf_name);

@@ -1,10 +1,11 @@
-// Training checkpoints: the model's parameters, the AdamW state and the next step, in one
+// Training checkpoints: the model's trainable parameters (all of them, or only the LoRA factors
+// of adapter training: the frozen base comes from its GGUF again), the AdamW state and the next step, in one
 // libtorch archive `<dir>/checkpoint.pt`, plus `<dir>/checkpoint.json` (step, config, loss) for
 // people and scripts.
 //
 // Contract: save_checkpoint() writes to a temporary name and renames, so after a crash or a
 // failed write the previous checkpoint is intact; it throws afm::Error(kIo) naming the path.
-// load_checkpoint() checks that every parameter is present with the model's shape and throws
+// load_checkpoint() checks that every trainable parameter is present with the model's shape and throws
 // afm::Error(kFormat) naming the first mismatch.
 #pragma once
 

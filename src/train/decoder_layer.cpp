@@ -20,18 +20,18 @@ torch::Tensor position_and_norm(torch::Tensor x, const torch::Tensor& norm,
 
 KeyValues project_key_values(const torch::Tensor& xn, const AttentionParams& p,
                              const AttentionSpec& s) {
-  torch::Tensor k = split_heads(project(xn, p.wk), s.n_head_kv, s.head_dim);
-  torch::Tensor v = split_heads(project(xn, p.wv), s.n_head_kv, s.head_dim);
+  torch::Tensor k = split_heads(p.wk(xn), s.n_head_kv, s.head_dim);
+  torch::Tensor v = split_heads(p.wv(xn), s.n_head_kv, s.head_dim);
   return {position_and_norm(k, p.k_norm, s), v};
 }
 
 torch::Tensor attend(const torch::Tensor& xn, const AttentionParams& p, const AttentionSpec& s,
                      const KeyValues& kv) {
-  torch::Tensor q = position_and_norm(split_heads(project(xn, p.wq), s.n_head, s.head_dim),
+  torch::Tensor q = position_and_norm(split_heads(p.wq(xn), s.n_head, s.head_dim),
                                       p.q_norm, s);
   torch::Tensor out = causal_attention(q, kv.k, kv.v, s.window, s.same_segment);  // (B, H, T, D)
   out = out.transpose(1, 2).reshape({xn.size(0), xn.size(1), s.n_head * s.head_dim});
-  return project(out, p.wo);
+  return p.wo(out);
 }
 
 }  // namespace afm::train

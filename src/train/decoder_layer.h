@@ -7,17 +7,20 @@
 
 #include <torch/torch.h>
 
+#include "train/lora_weight.h"
 #include "train/torch_ops.h"
 
 namespace afm::train {
 
 struct AttentionParams {
-  torch::Tensor norm, wq, wk, wv, wo;  // wk, wv undefined: the layer reuses another's K/V
-  torch::Tensor q_norm, k_norm;        // undefined: no QK norm
+  torch::Tensor norm;
+  Weight wq, wk, wv, wo;         // wk, wv undefined: the layer reuses another's K/V
+  torch::Tensor q_norm, k_norm;  // undefined: no QK norm
 };
 
 struct FfnParams {
-  torch::Tensor norm, gate, up, down;
+  torch::Tensor norm;
+  Weight gate, up, down;
 };
 
 struct AttentionSpec {

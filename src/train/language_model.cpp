@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
+
+#include "base/error.h"
 
 #include "train/dense_model.h"
 #include "train/server_model.h"
@@ -19,6 +22,106 @@ torch::Tensor LanguageModel::add(const std::string& gguf_name, torch::Tensor ini
   torch::Tensor t = register_parameter(torch_name, std::move(init));
   params_.push_back({gguf_name, t, decay});
   return t;
+}
+
+Weight LanguageModel::add_weight(const std::string& gguf_name, torch::Tensor init, bool decay) {
+  Weight w(add(gguf_name, std::move(init), decay));
+  weights_.emplace_back(gguf_name, w);
+  return w;
+}
+
+namespace {
+
+// "trk.1.blk.3.ffn_up_exps.weight" -> "ffn_up_exps"
+std::string weight_kind(const std::string& gguf_name) {
+  std::string s = gguf_name.substr(0, gguf_name.rfind(".weight"));
+  return s.substr(s.rfind('.') + 1);
+}
+
+std::string joined(const std::set<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> default_lora_targets(const std::string& arch) {
+  std::vector<std::string> t = {"attn_q", "attn_k", "attn_v", "attn_output",
+                                "ffn_gate", "ffn_up", "ffn_down"};
+  if (arch == "afm-server") t.insert(t.end(), {"ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"});
+  return t;
+}
+
+void LanguageModel::attach_lora(const LoraSpec& spec) {
+  if (has_lora()) throw_error(ErrorCode::kInvalidArgument, "the model already has LoRA branches");
+  if (spec.rank < 1)
+    throw_error(ErrorCode::kInvalidArgument, "LoRA rank must be at least 1, got " +
+                                                 std::to_string(spec.rank));
+  if (!(spec.dropout >= 0 && spec.dropout < 1))
+    throw_error(ErrorCode::kInvalidArgument, "LoRA dropout must be in [0, 1), got " +
+                                                 std::to_string(spec.dropout));
+  const std::vector<std::string> targets =
+      spec.targets.empty() ? default_lora_targets(config_.arch) : spec.targets;
+  std::set<std::string> kinds;
+  for (const auto& [name, w] : weights_) kinds.insert(weight_kind(name));
+  for (const std::string& t : targets) {
+    if (!kinds.count(t))
+      throw_error(ErrorCode::kInvalidArgument, "LoRA target " + t + ": " + config_.arch +
+                                                   " has no such weight (it has " +
+                                                   joined(kinds) + ")");
+  }
+  const std::set<std::string> wanted(targets.begin(), targets.end());
+  for (const NamedParameter& p : params_) p.tensor.requires_grad_(false);
+  torch::NoGradGuard no_grad;
+  for (const auto& [name, w] : weights_) {
+    if (!wanted.count(weight_kind(name))) continue;
+    const torch::Tensor& base = w.tensor();
+    const int64_t in = base.size(-1), out = base.size(-2);
+    std::vector<int64_t> a_shape{spec.rank, in}, b_shape{out, spec.rank};
+    if (base.dim() == 3) a_shape.insert(a_shape.begin(), base.size(0)),
+                         b_shape.insert(b_shape.begin(), base.size(0));
+    const double bound = 1.0 / std::sqrt(static_cast<double>(in));
+    const auto opts = base.options().requires_grad(false);
+    LoraBranch& l = w.lora();
+    l.a = add(name + ".lora_a", torch::empty(a_shape, opts).uniform_(-bound, bound), false);
+    l.b = add(name + ".lora_b", torch::zeros(b_shape, opts), false);
+    l.scale = spec.alpha / static_cast<double>(spec.rank);
+    l.dropout = spec.dropout;
+    l.owner = this;
+    // add() put them with the base parameters; they belong to the trainable list instead.
+    lora_params_.push_back(params_[params_.size() - 2]);
+    lora_params_.push_back(params_.back());
+    params_.resize(params_.size() - 2);
+  }
+  lora_spec_ = spec;
+  lora_spec_.targets = targets;
+}
+
+std::vector<LoraPair> LanguageModel::lora_pairs() const {
+  std::vector<LoraPair> pairs;
+  for (const auto& [name, w] : weights_) {
+    if (w.lora().attached()) pairs.push_back({name, w.lora().a, w.lora().b});
+  }
+  return pairs;
+}
+
+void LanguageModel::merge_lora() {
+  torch::NoGradGuard no_grad;
+  for (const auto& [name, w] : weights_) {
+    LoraBranch& l = w.lora();
+    if (!l.attached()) continue;
+    w.tensor().add_(torch::matmul(l.b, l.a) * l.scale);
+    l = LoraBranch{};
+  }
+  lora_params_.clear();
+  for (const NamedParameter& p : params_) p.tensor.requires_grad_(true);
+}
+
+std::vector<torch::Tensor> LanguageModel::trainable_tensors() const {
+  std::vector<torch::Tensor> out;
+  for (const NamedParameter& p : trainable_parameters()) out.push_back(p.tensor);
+  return out;
 }
 
 torch::Tensor LanguageModel::normal(std::vector<int64_t> shape, double std) const {
@@ -55,16 +158,16 @@ AttentionParams LanguageModel::add_attention(const std::string& prefix, bool wit
   const int64_t q = config_.head_count * hd, kv = config_.head_count_kv * hd;
   AttentionParams p;
   p.norm = add(prefix + "attn_norm.weight", ones({d}), false);
-  p.wq = add(prefix + "attn_q.weight", normal({q, d}, 0.02), true);
+  p.wq = add_weight(prefix + "attn_q.weight", normal({q, d}, 0.02), true);
   if (with_kv) {
-    p.wk = add(prefix + "attn_k.weight", normal({kv, d}, 0.02), true);
-    p.wv = add(prefix + "attn_v.weight", normal({kv, d}, 0.02), true);
+    p.wk = add_weight(prefix + "attn_k.weight", normal({kv, d}, 0.02), true);
+    p.wv = add_weight(prefix + "attn_v.weight", normal({kv, d}, 0.02), true);
   }
   if (qk_norm) {
     p.q_norm = add(prefix + "attn_q_norm.weight", ones({hd}), false);
     if (with_kv) p.k_norm = add(prefix + "attn_k_norm.weight", ones({hd}), false);
   }
-  p.wo = add(prefix + "attn_output.weight", normal({d, q}, residual_std()), true);
+  p.wo = add_weight(prefix + "attn_output.weight", normal({d, q}, residual_std()), true);
   return p;
 }
 
@@ -72,9 +175,9 @@ FfnParams LanguageModel::add_ffn(const std::string& prefix) {
   const int64_t d = config_.embedding_length, f = config_.feed_forward_length;
   FfnParams p;
   p.norm = add(prefix + "ffn_norm.weight", ones({d}), false);
-  p.gate = add(prefix + "ffn_gate.weight", normal({f, d}, 0.02), true);
-  p.up = add(prefix + "ffn_up.weight", normal({f, d}, 0.02), true);
-  p.down = add(prefix + "ffn_down.weight", normal({d, f}, residual_std()), true);
+  p.gate = add_weight(prefix + "ffn_gate.weight", normal({f, d}, 0.02), true);
+  p.up = add_weight(prefix + "ffn_up.weight", normal({f, d}, 0.02), true);
+  p.down = add_weight(prefix + "ffn_down.weight", normal({d, f}, residual_std()), true);
   return p;
 }
 

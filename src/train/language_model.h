@@ -26,6 +26,25 @@ struct NamedParameter {
   bool decay;  // AdamW weight decay applies (matrices and embeddings, not norms)
 };
 
+struct LoraSpec {
+  int64_t rank = 32;
+  double alpha = 16;   // the branch's scale is alpha / rank
+  double dropout = 0;  // on the branch's input, while training
+  // Weight kinds, the GGUF tensor name without layer prefix and ".weight" ("attn_q",
+  // "ffn_up_exps" ...); empty: default_lora_targets().
+  std::vector<std::string> targets;
+};
+
+// The report's adapter toolkit's choice: every attention projection and feed-forward matrix
+// (afm-device's Block-2 layers have no K/V, so q, output and the FFN there), not the routers.
+std::vector<std::string> default_lora_targets(const std::string& arch);
+
+// One adapted weight: its GGUF name and the branch's factors (lora_weight.h shapes).
+struct LoraPair {
+  std::string base_name;
+  torch::Tensor a, b;
+};
+
 class LanguageModel : public torch::nn::Module {
  public:
   explicit LanguageModel(ModelConfig config) : config_(std::move(config)) {}
@@ -36,9 +55,27 @@ class LanguageModel : public torch::nn::Module {
   const ModelConfig& config() const { return config_; }
   const std::vector<NamedParameter>& gguf_parameters() const { return params_; }
 
+  // Throws afm::Error(kInvalidArgument) for a rank below 1, a dropout outside [0, 1), a kind
+  // the model has no weight of (naming the kinds it has), or a second call. A starts uniform in
+  // +-1/sqrt(in) from torch's generator, B at zero, so the function is unchanged.
+  void attach_lora(const LoraSpec& spec);
+  bool has_lora() const { return !lora_params_.empty(); }
+  const LoraSpec& lora_spec() const { return lora_spec_; }
+  std::vector<LoraPair> lora_pairs() const;
+  // Folds every branch into its weight (W += s B A) and removes the branches.
+  void merge_lora();
+  // What the optimiser updates and checkpoints hold: the LoRA factors once attached, otherwise
+  // every parameter.
+  const std::vector<NamedParameter>& trainable_parameters() const {
+    return has_lora() ? lora_params_ : params_;
+  }
+  std::vector<torch::Tensor> trainable_tensors() const;
+
  protected:
   // Registers a trainable tensor under `gguf_name` ('.' becomes '_' in torch's own name).
   torch::Tensor add(const std::string& gguf_name, torch::Tensor init, bool decay);
+  // A projection matrix (or stacked experts) that LoRA can adapt.
+  Weight add_weight(const std::string& gguf_name, torch::Tensor init, bool decay);
   torch::Tensor normal(std::vector<int64_t> shape, double std) const;
   torch::Tensor ones(std::vector<int64_t> shape) const;
 
@@ -56,6 +93,9 @@ class LanguageModel : public torch::nn::Module {
 
   ModelConfig config_;
   std::vector<NamedParameter> params_;
+  std::vector<std::pair<std::string, Weight>> weights_;  // the adaptable ones, by GGUF name
+  std::vector<NamedParameter> lora_params_;
+  LoraSpec lora_spec_;
   torch::Tensor token_embd_, output_norm_;
 };
 

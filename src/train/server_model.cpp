@@ -26,10 +26,10 @@ ServerModel::Experts ServerModel::add_experts(const std::string& prefix) {
   const int64_t e = config_.expert_count;
   Experts x;
   x.norm = add(prefix + "ffn_norm.weight", ones({d}), false);
-  x.router = add(prefix + "ffn_gate_inp.weight", normal({e, d}, 0.02), true);
-  x.gate = add(prefix + "ffn_gate_exps.weight", normal({e, f, d}, 0.02), true);
-  x.up = add(prefix + "ffn_up_exps.weight", normal({e, f, d}, 0.02), true);
-  x.down = add(prefix + "ffn_down_exps.weight", normal({e, d, f}, residual_std()), true);
+  x.router = add_weight(prefix + "ffn_gate_inp.weight", normal({e, d}, 0.02), true);
+  x.gate = add_weight(prefix + "ffn_gate_exps.weight", normal({e, f, d}, 0.02), true);
+  x.up = add_weight(prefix + "ffn_up_exps.weight", normal({e, f, d}, 0.02), true);
+  x.down = add_weight(prefix + "ffn_down_exps.weight", normal({e, d, f}, residual_std()), true);
   return x;
 }
 
@@ -38,7 +38,7 @@ ServerModel::Experts ServerModel::add_experts(const std::string& prefix) {
 torch::Tensor ServerModel::experts_forward(const torch::Tensor& xn, const Experts& e) {
   const int64_t d = xn.size(-1), k = config_.expert_used_count, n_exp = config_.expert_count;
   torch::Tensor x = xn.reshape({-1, d});
-  torch::Tensor probs = torch::softmax(project(x, e.router).to(torch::kFloat32), -1);  // (N, E)
+  torch::Tensor probs = torch::softmax(e.router(x).to(torch::kFloat32), -1);  // (N, E)
   auto [top_p, top_i] = probs.topk(k, -1);
   torch::Tensor weights = top_p / top_p.sum(-1, true);  // (N, k)
   torch::Tensor out = torch::zeros({x.size(0), d}, x.options().dtype(torch::kFloat32));
@@ -47,7 +47,7 @@ torch::Tensor ServerModel::experts_forward(const torch::Tensor& xn, const Expert
     torch::Tensor rows = picked.any(-1).nonzero().squeeze(1);
     if (rows.numel() == 0) continue;
     torch::Tensor w = (weights * picked).sum(-1).index_select(0, rows).unsqueeze(1);
-    torch::Tensor y = swiglu(x.index_select(0, rows), e.gate[j], e.up[j], e.down[j]);
+    torch::Tensor y = swiglu(x.index_select(0, rows), e.gate.expert(j), e.up.expert(j), e.down.expert(j));
     out.index_add_(0, rows, y.to(torch::kFloat32) * w);
   }
   if (config_.router_aux_loss > 0) {

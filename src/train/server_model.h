@@ -19,9 +19,10 @@ class ServerModel : public LanguageModel {
 
  private:
   struct Experts {
-    torch::Tensor norm, router;  // router (E, d)
-    torch::Tensor gate, up;      // (E, F, d)
-    torch::Tensor down;          // (E, d, F)
+    torch::Tensor norm;
+    Weight router;    // (E, d)
+    Weight gate, up;  // (E, F, d)
+    Weight down;      // (E, d, F)
   };
   struct Layer {
     AttentionParams attn;

@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "train/gguf_export.h"
 #include "train/gguf_import.h"
+#include "train/lora_export.h"
 #include "train/sft_data.h"
 #include "train/training_loop.h"
 
@@ -44,11 +45,24 @@ SftResult run_sft(const SftOptions& o) {
   result.run = run_training(config, o.run,
                             [&] {
                               model = import_gguf_model(o.base).model;
+                              if (o.lora) {
+                                torch::manual_seed(o.seed);
+                                model->attach_lora(*o.lora);
+                              }
                               return model;
                             },
                             batches);
-  result.model_path = (std::filesystem::path(o.out_dir) / "model.gguf").string();
-  export_gguf(*model, {o.export_type, o.base, "afm-sft"}, result.model_path);
+  const std::filesystem::path dir(o.out_dir);
+  if (o.lora) {
+    result.adapter_path = (dir / "adapter.gguf").string();
+    result.adapted_tensors =
+        export_lora_adapter(*model, o.base, {o.adapter_type, "afm-adapter"}, result.adapter_path);
+    if (!o.merged) return result;
+    model->merge_lora();
+  }
+  result.model_path = (dir / "model.gguf").string();
+  export_gguf(*model, {o.export_type, o.base, o.lora ? "afm-merged" : "afm-sft"},
+              result.model_path);
   return result;
 }
 

@@ -6,13 +6,20 @@
 // is written as <out>/model.gguf with the base's tokenizer and chat template. Resume, logs,
 // progress and checkpoints are the training loop's.
 //
+// With `lora` set (`afm-train adapter`), the base stays frozen and only LoRA branches train
+// (language_model.h attach_lora; A seeded by `seed`); the result is <out>/adapter.gguf
+// (lora_export.h), plus <out>/model.gguf with the branches folded in when `merged`.
+// Checkpoints then hold the branches and their optimiser state only.
+//
 // Errors: afm::Error from the data (FILE:LINE), the base model or the run.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "gguf/types.h"
+#include "train/language_model.h"
 #include "train/trainer.h"
 #include "train/train_config.h"
 
@@ -28,11 +35,16 @@ struct SftOptions {
   uint64_t seed = 1;
   gguf::TensorType export_type = gguf::TensorType::kF32;
   RunOptions run;
+  std::optional<LoraSpec> lora;  // adapter training
+  bool merged = false;           // adapter training: also write the merged model
+  gguf::TensorType adapter_type = gguf::TensorType::kF32;  // f32 or f16
 };
 
 struct SftResult {
   RunResult run;
-  std::string model_path;  // the exported GGUF
+  std::string model_path;    // the exported GGUF; empty for an adapter run without `merged`
+  std::string adapter_path;  // adapter training: the adapter file
+  int64_t adapted_tensors = 0;
 };
 
 SftResult run_sft(const SftOptions& options);

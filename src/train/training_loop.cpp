@@ -109,6 +109,12 @@ torch::Device rank_device(const std::string& name, const DataParallel& dp) {
   return device;
 }
 
+int64_t trainable_count(const LanguageModel& model) {
+  int64_t n = 0;
+  for (const torch::Tensor& t : model.trainable_tensors()) n += t.numel();
+  return n;
+}
+
 }  // namespace
 
 torch::Tensor language_model_loss(LanguageModel& model, const TrainBatch& batch) {
@@ -133,13 +139,13 @@ RunResult run_training(const TrainConfig& c, const RunOptions& run, const ModelF
 
   std::shared_ptr<LanguageModel> model = make_model();
   model->to(device);
-  AdamW opt(model->gguf_parameters(), {c.optim.lr, c.optim.beta1, c.optim.beta2, c.optim.eps,
+  AdamW opt(model->trainable_parameters(), {c.optim.lr, c.optim.beta1, c.optim.beta2, c.optim.eps,
                                         c.optim.weight_decay});
   const nlohmann::json config_json = c.to_json();
   int64_t step = 0;
   if (!run.fresh && !c.out_dir.empty() && checkpoint_exists(c.out_dir))
     step = load_checkpoint(c.out_dir, *model, &opt).next_step;
-  dp.broadcast(model->parameters());  // identical by seed; made certain
+  dp.broadcast(model->trainable_tensors());  // identical by seed; made certain
 
   std::optional<JsonLog> log;
   if (dp.is_main()) log.emplace(c.out_dir.empty() ? "." : c.out_dir, run.json_stdout);
@@ -149,6 +155,7 @@ RunResult run_training(const TrainConfig& c, const RunOptions& run, const ModelF
   if (step == 0 && log) {
     nlohmann::json start = {{"event", "start"}, {"parameters", c.model.parameter_count()},
                             {"active_parameters", c.model.parameter_count(true)},
+                            {"trainable_parameters", trainable_count(*model)},
                             {"tokens_per_step", tokens_per_step}, {"device", run.device},
                             {"cpu", describe(cpu)}, {"world_size", dp.world_size()},
                             {"config", config_json}};
@@ -187,13 +194,13 @@ RunResult run_training(const TrainConfig& c, const RunOptions& run, const ModelF
       (l.total / static_cast<double>(c.optim.grad_accum)).backward();
       loss_sum += l.lm.to(torch::kFloat32);
     }
-    dp.average_gradients(model->parameters());
+    dp.average_gradients(model->trainable_tensors());
     const double loss =
         dp.average(loss_sum.item<double>() / static_cast<double>(c.optim.grad_accum), device);
     // Clipping at infinity still returns the norm: a non-finite gradient stops the run too.
     const double max_norm = c.optim.grad_clip > 0 ? c.optim.grad_clip
                                                   : std::numeric_limits<double>::infinity();
-    const double grad_norm = clip_gradient_norm(model->parameters(), max_norm);
+    const double grad_norm = clip_gradient_norm(model->trainable_tensors(), max_norm);
     if (!std::isfinite(loss) || !std::isfinite(grad_norm)) {
       throw_error(ErrorCode::kInternal,
                   "loss " + std::to_string(loss) + ", gradient norm " +

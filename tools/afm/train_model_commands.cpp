@@ -116,11 +116,11 @@ std::vector<std::string> without_flag(const std::vector<std::string>& args,
   return out;
 }
 
-// `afm train sft --data F.jsonl ...`: renders F with the base model's template into
+// `afm train sft|adapter --data F.jsonl ...`: renders F with the base model's template into
 // <out>/data (as `afm data sft` does: conversations up to --seq-len + 1 tokens, --val-fraction
-// held out (default 0.05), --seed), then runs `afm-train sft` on that folder with the other
-// arguments unchanged. A --data folder is passed through as it is.
-void run_sft_front_end(std::vector<std::string> args) {
+// held out (default 0.05), --seed), then runs `afm-train sft|adapter` on that folder with the
+// other arguments unchanged. A --data folder is passed through as it is.
+void run_finetune_front_end(const std::string& command, std::vector<std::string> args) {
   const std::string data = flag_value(args, "--data");
   const std::string base = flag_value(args, "--base"), out = flag_value(args, "--out");
   data::SftRenderOptions o;
@@ -134,9 +134,9 @@ void run_sft_front_end(std::vector<std::string> args) {
     o.seed = number_flag<uint64_t>(args, "--seed", o.seed);
     const data::SftRenderSummary s = data::render_sft_jsonl(o);
     std::fprintf(stderr,
-                 "afm train sft: rendered %lld conversations into %s (%lld train, %lld held "
+                 "afm train %s: rendered %lld conversations into %s (%lld train, %lld held "
                  "out, %lld skipped as too long)\n",
-                 static_cast<long long>(s.conversations), o.out_dir.c_str(),
+                 command.c_str(), static_cast<long long>(s.conversations), o.out_dir.c_str(),
                  static_cast<long long>(s.train), static_cast<long long>(s.val),
                  static_cast<long long>(s.skipped_long));
     for (size_t i = 0; i < args.size(); ++i) {
@@ -144,7 +144,7 @@ void run_sft_front_end(std::vector<std::string> args) {
       if (args[i].rfind("--data=", 0) == 0) args[i] = "--data=" + o.out_dir;
     }
   }
-  args.insert(args.begin(), "sft");
+  args.insert(args.begin(), command);
   exit_with(run_trainer(args));
 }
 
@@ -156,7 +156,14 @@ void setup_train_pretrain(CLI::App& train) {
              "base's chat template first (afm data sft), then afm-train sft runs; see its --help");
   sft->prefix_command();
   sft->set_help_flag();
-  sft->callback([sft] { run_sft_front_end(sft->remaining()); });
+  sft->callback([sft] { run_finetune_front_end("sft", sft->remaining()); });
+  CLI::App* adapter = train.add_subcommand(
+      "adapter", "Train a LoRA adapter on a frozen GGUF base: --data F.jsonl is rendered with "
+                 "the base's chat template first (afm data sft), then afm-train adapter runs and "
+                 "writes <out>/adapter.gguf; see its --help");
+  adapter->prefix_command();
+  adapter->set_help_flag();
+  adapter->callback([adapter] { run_finetune_front_end("adapter", adapter->remaining()); });
 }
 
 void setup_train_export(CLI::App& train) {

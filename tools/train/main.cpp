@@ -1,11 +1,13 @@
-// `afm-train`: the libtorch trainer (`afm train pretrain|export` run it). Kept out of the `afm`
+// `afm-train`: the libtorch trainer (`afm train pretrain|export|sft|adapter` run it). Kept out of the `afm`
 // binary so that the runtime never links libtorch.
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include <unistd.h>
 
@@ -111,18 +113,13 @@ struct SftArgs {
   std::string type = "f32";
 };
 
-void add_sft(CLI::App& app, SftArgs& a) {
-  CLI::App* cmd = app.add_subcommand(
-      "sft", "Fine-tune a GGUF model on conversations rendered by `afm data sft` (loss on "
-             "assistant tokens only)");
+// The options SFT and adapter training share: data, run folder, schedule, export type.
+void add_finetune_options(CLI::App* cmd, SftArgs& a) {
   SftOptions& o = a.o;
-  // Fine-tuning defaults: a small constant-ish learning rate after a short warmup.
-  o.optim.lr = 1e-4, o.optim.min_lr = 1e-5, o.optim.warmup_steps = 20, o.optim.steps = 300;
-  o.optim.weight_decay = 0.0;
   cmd->add_option("--base", o.base, "GGUF model to start from")->required();
   cmd->add_option("--data", o.data, "Folder written by `afm data sft` (train.sft, val.sft)")
       ->required();
-  cmd->add_option("--out", o.out_dir, "Run folder (checkpoints, log.jsonl, model.gguf)")
+  cmd->add_option("--out", o.out_dir, "Run folder (checkpoints, log.jsonl, the exported files)")
       ->required();
   cmd->add_option("--seq-len", o.seq_len, "Positions per packed row")
       ->capture_default_str()->check(CLI::Range(int64_t{2}, int64_t{1} << 20));
@@ -148,17 +145,85 @@ void add_sft(CLI::App& app, SftArgs& a) {
       ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   cmd->add_option("--checkpoint-every", o.checkpoint_every, "Steps between checkpoints")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
-  cmd->add_option("--seed", o.seed, "Seed of the packing and the batches")
-      ->capture_default_str();
-  cmd->add_option("--type", a.type, "Tensor type of the exported model: f32, f16, bf16, q8_0, q4_0")
+  cmd->add_option("--seed", o.seed, "Seed of the packing, the batches (and LoRA's A)")
       ->capture_default_str();
   add_run_options(cmd, o.run);
+}
+
+gguf::TensorType tensor_type_option(const std::string& flag, const std::string& name) {
+  auto type = gguf::tensor_type_from_name(name);
+  if (!type) throw_error(ErrorCode::kInvalidArgument, "unknown " + flag + " " + name);
+  return *type;
+}
+
+void add_sft(CLI::App& app, SftArgs& a) {
+  CLI::App* cmd = app.add_subcommand(
+      "sft", "Fine-tune a GGUF model on conversations rendered by `afm data sft` (loss on "
+             "assistant tokens only)");
+  SftOptions& o = a.o;
+  // Fine-tuning defaults: a small constant-ish learning rate after a short warmup.
+  o.optim.lr = 1e-4, o.optim.min_lr = 1e-5, o.optim.warmup_steps = 20, o.optim.steps = 300;
+  o.optim.weight_decay = 0.0;
+  add_finetune_options(cmd, a);
+  cmd->add_option("--type", a.type, "Tensor type of the exported model: f32, f16, bf16, q8_0, q4_0")
+      ->capture_default_str();
   cmd->callback([&a] {
-    auto type = gguf::tensor_type_from_name(a.type);
-    if (!type) throw_error(ErrorCode::kInvalidArgument, "unknown --type " + a.type);
-    a.o.export_type = *type;
+    a.o.export_type = tensor_type_option("--type", a.type);
     const SftResult r = run_sft(a.o);
     std::printf("wrote %s (val loss %.4f)\n", r.model_path.c_str(), r.run.val_loss);
+  });
+}
+
+struct AdapterArgs {
+  SftArgs sft;
+  afm::train::LoraSpec lora;
+  std::string targets, adapter_type = "f32";
+};
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t end = std::min(s.find(',', start), s.size());
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+void add_adapter(CLI::App& app, AdapterArgs& a) {
+  CLI::App* cmd = app.add_subcommand(
+      "adapter", "Train a LoRA adapter on a frozen GGUF base with conversations rendered by "
+                 "`afm data sft` (writes <out>/adapter.gguf, docs/adapters.md)");
+  SftOptions& o = a.sft.o;
+  // LoRA trains few parameters from B = 0: a larger learning rate than full fine-tuning.
+  o.optim.lr = 1e-3, o.optim.min_lr = 1e-4, o.optim.warmup_steps = 20, o.optim.steps = 300;
+  o.optim.weight_decay = 0.0;
+  add_finetune_options(cmd, a.sft);
+  cmd->add_option("--rank", a.lora.rank, "LoRA rank")
+      ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{4096}));
+  cmd->add_option("--alpha", a.lora.alpha, "LoRA alpha (the branch is scaled by alpha / rank)")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--dropout", a.lora.dropout, "Dropout on the branch's input while training")
+      ->capture_default_str()->check(CLI::Range(0.0, 0.99));
+  cmd->add_option("--targets", a.targets,
+                  "Comma-separated weight kinds to adapt, e.g. attn_q,attn_v (default: every "
+                  "attention and feed-forward projection)");
+  cmd->add_option("--adapter-type", a.adapter_type, "Type of A and B in the file: f32 or f16")
+      ->capture_default_str()->check(CLI::IsMember({"f32", "f16"}));
+  cmd->add_flag("--merged", o.merged, "Also write <out>/model.gguf with the adapter folded in");
+  cmd->add_option("--type", a.sft.type, "Tensor type of the merged model (--merged)")
+      ->capture_default_str();
+  cmd->callback([&a] {
+    SftOptions& o = a.sft.o;
+    o.export_type = tensor_type_option("--type", a.sft.type);
+    o.adapter_type = tensor_type_option("--adapter-type", a.adapter_type);
+    a.lora.targets = split_commas(a.targets);
+    o.lora = a.lora;
+    const SftResult r = run_sft(o);
+    std::printf("wrote %s (%lld tensors adapted, val loss %.4f)\n", r.adapter_path.c_str(),
+                static_cast<long long>(r.adapted_tensors), r.run.val_loss);
+    if (!r.model_path.empty()) std::printf("wrote %s\n", r.model_path.c_str());
   });
 }
 
@@ -185,6 +250,8 @@ int main(int argc, char** argv) {
   add_export(app, export_args);
   SftArgs sft;
   add_sft(app, sft);
+  AdapterArgs adapter;
+  add_adapter(app, adapter);
   try {
     app.parse(argc, argv);
     if (pretrain.launcher_status != 0) return pretrain.launcher_status;
