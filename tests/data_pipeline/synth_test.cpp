@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
 
 #include "base/error.h"
 #include "data/document_io.h"
 #include "data/file_digest.h"
 #include "data/synth/chat_format.h"
+#include "data/synth/lexicon.h"
 #include "data_pipeline/test_util.h"
 
 namespace afm::data::synth {
@@ -157,6 +160,72 @@ TEST(Synth, GoldenStream) {
   for (uint64_t i = 0; i < 500; ++i)
     text += render_example(make_example(42, i, canonical_tasks({})));
   EXPECT_EQ(sha256_hex(text), "b511aafed66eed4ce49080a14296af8aa0af8144ca585e0d0120442ef1860892");
+}
+
+// Every "x + y = z" / "x - y = z" line of a worked answer is true, and the answer is the
+// question's two numbers added or subtracted.
+void check_bare_arithmetic(const Example& e, const std::string& where) {
+  static const std::regex kStep(R"((\d+) ([+-]) (\d+)(?: ([+-]) (\d+))? = (\d+))");
+  static const std::regex kNumbers(R"((\d+)\D+(\d+))");
+  const std::string& reply = e.messages[2].content;
+  int steps = 0;
+  for (auto it = std::sregex_iterator(reply.begin(), reply.end(), kStep);
+       it != std::sregex_iterator(); ++it, ++steps) {
+    const std::smatch& m = *it;
+    int64_t v = std::stoll(m[1]);
+    v = m[2] == "+" ? v + std::stoll(m[3]) : v - std::stoll(m[3]);
+    if (m[4].matched) v = m[4] == "+" ? v + std::stoll(m[5]) : v - std::stoll(m[5]);
+    EXPECT_EQ(v, std::stoll(m[6])) << where << ": " << m[0] << " in " << reply;
+  }
+  EXPECT_EQ(steps, 3) << where << ": " << reply;  // units, tens, the whole
+  std::smatch q;
+  const std::string& question = e.messages[1].content;
+  ASSERT_TRUE(std::regex_search(question, q, kNumbers)) << question;
+  const int64_t a = std::stoll(q[1]), b = std::stoll(q[2]);
+  const bool sum = reply.find(" + ") != std::string::npos;
+  const int64_t want = sum ? a + b : a - b;
+  EXPECT_NE(reply.find("\nThe answer is " + std::to_string(want) + "."), std::string::npos)
+      << where << ": " << question << " -> " << reply;
+}
+
+TEST(SynthKnobs, BareArithmeticIsWorkedColumnByColumnAndRight) {
+  int bare = 0;
+  for (uint64_t i = 0; i < 2000; ++i) {
+    const Example e = make_example(9, i, {Task::kArithmetic}, {.bare_arithmetic_percent = 100});
+    const std::string& q = e.messages[1].content;
+    ASSERT_TRUE(q.size() < 60) << "a word problem at 100%: " << q;
+    check_bare_arithmetic(e, "example " + std::to_string(i));
+    ++bare;
+    if (::testing::Test::HasFailure()) return;
+  }
+  EXPECT_EQ(bare, 2000);
+  int mixed = 0;
+  for (uint64_t i = 0; i < 1000; ++i) {
+    mixed += make_example(9, i, {Task::kArithmetic}, {.bare_arithmetic_percent = 30})
+                 .messages[1].content.size() < 60;
+  }
+  EXPECT_GT(mixed, 200);
+  EXPECT_LT(mixed, 450);  // 30% bare, plus the odd short word problem
+}
+
+TEST(SynthKnobs, InventedOccupationsAndEventsAreCopiedIntoTheRecords) {
+  const std::set<std::string> jobs(occupations().begin(), occupations().end());
+  const std::set<std::string> events(event_names().begin(), event_names().end());
+  int invented_jobs = 0, invented_events = 0;
+  for (uint64_t i = 0; i < 1500; ++i) {
+    const Example e = make_example(4, i, {Task::kExtraction}, {.invented_names_percent = 100});
+    check_example(e, "example " + std::to_string(i));
+    const json record = json::parse(e.messages[2].content);
+    for (const char* key : {"occupation", "event"}) {
+      if (!record.contains(key)) continue;
+      const std::string v = record[key];
+      EXPECT_NE(e.messages[1].content.find(v), std::string::npos) << v << " not in the text";
+      if (std::string(key) == "occupation") invented_jobs += !jobs.count(v);
+      else invented_events += !events.count(v);
+    }
+  }
+  EXPECT_GT(invented_jobs, 100);
+  EXPECT_GT(invented_events, 100);
 }
 
 }  // namespace

@@ -54,14 +54,14 @@ struct SynthArgs {
   std::string out;
   std::vector<std::string> tasks;
   std::string format = "text";
-  int invented_names = 0;
+  int invented_names = 0, bare_arithmetic = 0;
   bool json = false;
 };
 
 void run_synth(const SynthArgs& a) {
   data::synth::SynthOptions options{a.seed, a.n, a.out, {}};
   if (a.format == "jsonl") options.format = data::synth::SynthFormat::kJsonl;
-  options.invented_names_percent = a.invented_names;
+  options.knobs = {a.invented_names, a.bare_arithmetic};
   for (const std::string& t : a.tasks) options.tasks.push_back(data::synth::parse_task(t));
   const data::synth::SynthSummary s = data::synth::write_synthetic(options);
   if (a.json) {
@@ -142,8 +142,14 @@ void add_synth(CLI::App& data) {
       ->check(CLI::IsMember({"text", "jsonl"}))
       ->capture_default_str();
   cmd->add_option("--invented-names", a->invented_names,
-                  "Percent of person, city and company names made up from syllables instead "
-                  "of drawn from the word lists (teaches copying names from the text)")
+                  "Percent of person, city, company, occupation and event names made up from "
+                  "syllables instead of drawn from the word lists (teaches copying names from "
+                  "the text)")
+      ->capture_default_str()
+      ->check(between(0, 100));
+  cmd->add_option("--bare-arithmetic", a->bare_arithmetic,
+                  "Percent of arithmetic items that are bare two-digit sums and differences "
+                  "worked column by column, instead of word problems")
       ->capture_default_str()
       ->check(between(0, 100));
   cmd->add_flag("--json", a->json, "Print a JSON summary");

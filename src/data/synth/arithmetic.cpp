@@ -126,6 +126,55 @@ Problem reading(SynthRng& rng) {
           n(per_day) + " × " + n(days) + " + " + n(last) + " = " + n(total), n(total)};
 }
 
+// Bare two-digit sums and differences, worked column by column: the tokenizer splits numbers
+// into digits, so a small model can learn the digit facts and the carry / borrow, units first,
+// before it writes the result (it cannot hold a 90 x 90 table of answers).
+constexpr std::array<std::string_view, 4> kSumAsks = {
+    "What is {a} + {b}?", "Find the sum of {a} and {b}.", "How much is {a} plus {b}?",
+    "{a} + {b} = ?"};
+constexpr std::array<std::string_view, 4> kDifferenceAsks = {
+    "What is {a} - {b}?", "Find the difference between {a} and {b}.",
+    "How much is {a} minus {b}?", "Calculate {a} - {b}."};
+
+std::string fill(std::string_view pattern, int64_t a, int64_t b) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern.compare(i, 3, "{a}") == 0) out += std::to_string(a), i += 2;
+    else if (pattern.compare(i, 3, "{b}") == 0) out += std::to_string(b), i += 2;
+    else out += pattern[i];
+  }
+  return out;
+}
+
+std::string d(int64_t v) { return std::to_string(v); }
+
+Problem bare_sum(SynthRng& rng) {
+  const int64_t a = rng.range(10, 99), b = rng.range(10, 99);
+  const int64_t units = a % 10 + b % 10, carry = units / 10;
+  std::string work = d(a % 10) + " + " + d(b % 10) + " = " + d(units);
+  work += carry ? ", write " + d(units % 10) + " and carry 1.\n" : ".\n";
+  work += d(a / 10) + " + " + d(b / 10) + (carry ? " + 1" : "") + " = " +
+          d(a / 10 + b / 10 + carry) + ".\n";
+  work += d(a) + " + " + d(b) + " = " + d(a + b);
+  return {fill(rng.pick(Words(kSumAsks)), a, b), work, d(a + b)};
+}
+
+Problem bare_difference(SynthRng& rng) {
+  int64_t a = rng.range(10, 99), b = rng.range(10, 99);
+  if (a < b) std::swap(a, b);
+  const bool borrow = a % 10 < b % 10;
+  std::string work = borrow ? d(a % 10) + " is less than " + d(b % 10) + ", so borrow: " +
+                                  d(a % 10 + 10) + " - " + d(b % 10) + " = " +
+                                  d(a % 10 + 10 - b % 10) + ".\n" +
+                                  d(a / 10) + " - 1 - " + d(b / 10) + " = " +
+                                  d(a / 10 - 1 - b / 10) + ".\n"
+                            : d(a % 10) + " - " + d(b % 10) + " = " + d(a % 10 - b % 10) +
+                                  ".\n" + d(a / 10) + " - " + d(b / 10) + " = " +
+                                  d(a / 10 - b / 10) + ".\n";
+  work += d(a) + " - " + d(b) + " = " + d(a - b);
+  return {fill(rng.pick(Words(kDifferenceAsks)), a, b), work, d(a - b)};
+}
+
 constexpr std::array<std::string_view, 3> kSystem = {
     "You are a patient math tutor. Show the calculation, then give the answer.",
     "Solve the word problem. Keep the working short.",
@@ -139,7 +188,10 @@ Messages make_arithmetic(SynthRng& rng) {
   static constexpr std::array<Maker, 9> kMakers = {addition, subtraction, multiplication,
                                                    division, change,      discount,
                                                    arrival,  distance,    reading};
-  const Problem p = kMakers[rng.below(kMakers.size())](rng);
+  const int bare = rng.bare_arithmetic_percent();  // 0: no draw, the pretraining stream
+  const Problem p = bare > 0 && rng.percent(bare)
+                        ? (rng.below(2) == 0 ? bare_sum(rng) : bare_difference(rng))
+                        : kMakers[rng.below(kMakers.size())](rng);
   const std::string_view instructions = rng.pick(Words(kSystem));
   return {{"system", std::string(instructions)},
           {"user", p.question},

@@ -38,7 +38,7 @@ const Currency& random_currency(SynthRng& rng) {
 Extraction person(SynthRng& rng) {
   const std::string name = full_name(rng);
   const int age = static_cast<int>(rng.range(19, 78));
-  const std::string job(rng.pick(occupations()));
+  const std::string job = draw_occupation(rng);
   const City& city = rng.pick(cities());
   const std::string a = std::to_string(age), c(city.name);
   const std::array<std::string, 6> texts = {
@@ -61,7 +61,7 @@ Extraction person(SynthRng& rng) {
 }
 
 Extraction event(SynthRng& rng) {
-  const std::string ev(rng.pick(event_names()));
+  const std::string ev = draw_event_name(rng);
   const std::string c = draw_city_name(rng);
   const Date d = random_date(rng, 2023, 2027);
   const int people = static_cast<int>(rng.range(2, 400)) * 25;

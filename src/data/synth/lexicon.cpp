@@ -155,6 +155,30 @@ std::string draw_city_name(SynthRng& rng) {
   return std::string(rng.pick(cities()).name);
 }
 
+namespace {
+
+constexpr std::string_view kJobSuffixes[] = {"", "", "er", "ist", " technician", " assistant",
+                                             " inspector", " operator"};
+constexpr std::string_view kEventKinds[] = {"festival", "fair", "summit", "expo", "gala",
+                                            "meetup", "workshop", "conference", "tournament"};
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return s;
+}
+
+}  // namespace
+
+std::string draw_occupation(SynthRng& rng) {
+  if (invent(rng)) return lower(invented_word(rng)) + std::string(rng.pick(Words(kJobSuffixes)));
+  return std::string(rng.pick(occupations()));
+}
+
+std::string draw_event_name(SynthRng& rng) {
+  if (invent(rng)) return lower(invented_word(rng)) + " " + std::string(rng.pick(Words(kEventKinds)));
+  return std::string(rng.pick(event_names()));
+}
+
 std::string draw_company(SynthRng& rng) {
   if (invent(rng)) {
     std::string name = invented_word(rng);

@@ -46,9 +46,9 @@ std::vector<Task> canonical_tasks(std::vector<Task> tasks) {
 }
 
 Example make_example(uint64_t seed, uint64_t index, const std::vector<Task>& tasks,
-                     int invented_names_percent) {
+                     const SynthKnobs& knobs) {
   AFM_CHECK(!tasks.empty());
-  SynthRng rng(mix64(seed, index), invented_names_percent);
+  SynthRng rng(mix64(seed, index), knobs);
   const Task task = tasks[rng.below(tasks.size())];
   switch (task) {
     case Task::kExtraction:
@@ -76,7 +76,7 @@ SynthSummary write_jsonl(const SynthOptions& options, const std::vector<Task>& t
   SynthSummary summary;
   for (Task t : tasks) summary.per_task[std::string(task_name(t))] = 0;
   for (uint64_t i = 0; i < options.count; ++i) {
-    const Example e = make_example(options.seed, i, tasks, options.invented_names_percent);
+    const Example e = make_example(options.seed, i, tasks, options.knobs);
     out.write(to_openai_conversation(e).dump(-1, ' ', false) + "\n");
     ++summary.per_task[std::string(task_name(e.task))];
     ++summary.documents;
@@ -95,7 +95,7 @@ SynthSummary write_synthetic(const SynthOptions& options) {
   SynthSummary summary;
   for (Task t : tasks) summary.per_task[std::string(task_name(t))] = 0;
   for (uint64_t i = 0; i < options.count; ++i) {
-    const Example e = make_example(options.seed, i, tasks, options.invented_names_percent);
+    const Example e = make_example(options.seed, i, tasks, options.knobs);
     if (writer.add(render_example(e))) ++summary.per_task[std::string(task_name(e.task))];
   }
   writer.commit();

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "data/synth/synth_rng.h"
 #include "framework/chat_template.h"
 
 namespace afm::data::synth {
@@ -34,9 +35,9 @@ struct Example {
 };
 
 // Document `index` of the stream for `seed`; `tasks` must be canonical and non-empty.
-// invented_names_percent: see draw_first_name() in lexicon.h (0: the word lists only).
+// knobs: see SynthKnobs (synth_rng.h); the default is the pretraining stream.
 Example make_example(uint64_t seed, uint64_t index, const std::vector<Task>& tasks,
-                     int invented_names_percent = 0);
+                     const SynthKnobs& knobs = {});
 // The messages in the afm chat template, no generation prompt.
 std::string render_example(const Example& example);
 
@@ -51,7 +52,7 @@ struct SynthOptions {
   std::string out_path;
   std::vector<Task> tasks;  // empty: all
   SynthFormat format = SynthFormat::kDocuments;
-  int invented_names_percent = 0;  // share of made-up person, city and company names
+  SynthKnobs knobs;  // invented names, bare arithmetic (synth_rng.h)
 };
 
 struct SynthSummary {

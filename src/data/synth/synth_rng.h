@@ -14,13 +14,22 @@
 
 namespace afm::data::synth {
 
+// What a generator may vary beyond the default stream (all 0: the documents the default model
+// was pretrained on, unchanged).
+struct SynthKnobs {
+  // The share of person, city, company, occupation and event names the generators make up
+  // from syllables instead of drawing from the word lists (lexicon.h, draw_*).
+  int invented_names_percent = 0;
+  // The share of arithmetic items that are bare two-number sums and differences worked
+  // column by column (arithmetic.cpp) instead of word problems.
+  int bare_arithmetic_percent = 0;
+};
+
 class SynthRng {
  public:
-  // invented_names_percent: the share of person, city and company names the generators make
-  // up from syllables instead of drawing from the word lists (lexicon.h, draw_*_name).
-  explicit SynthRng(uint64_t seed, int invented_names_percent = 0)
-      : rng_(seed), invented_names_percent_(invented_names_percent) {}
-  int invented_names_percent() const { return invented_names_percent_; }
+  explicit SynthRng(uint64_t seed, SynthKnobs knobs = {}) : rng_(seed), knobs_(knobs) {}
+  int invented_names_percent() const { return knobs_.invented_names_percent; }
+  int bare_arithmetic_percent() const { return knobs_.bare_arithmetic_percent; }
 
   // Uniform in [0, n), n > 0, without modulo bias (rejection of the short last interval).
   uint64_t below(uint64_t n) {
@@ -64,7 +73,7 @@ class SynthRng {
 
  private:
   sample::Rng rng_;
-  int invented_names_percent_ = 0;
+  SynthKnobs knobs_;
 };
 
 }  // namespace afm::data::synth
