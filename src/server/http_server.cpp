@@ -39,8 +39,8 @@ void send_error(httplib::Response& res, const ApiError& e) {
                   "application/json");
 }
 
-void send_json(httplib::Response& res, const Json& body) {
-  res.status = 200;
+void send_json(httplib::Response& res, const Json& body, int status = 200) {
+  res.status = status;
   res.set_content(body.dump(-1, ' ', false, Json::error_handler_t::replace), "application/json");
 }
 
@@ -113,7 +113,7 @@ std::string bind_failure_reason(const std::string& host, int port) {
 class HttpServer::Impl {
  public:
   Impl(std::vector<ServedModel> models, HttpServerOptions options)
-      : models_(std::move(models)), options_(std::move(options)), seeds_(std::random_device{}()) {
+      : catalog_(std::move(models)), options_(std::move(options)), seeds_(std::random_device{}()) {
     svr_.new_task_queue = [n = std::max(2, options_.http_threads)] {
       return new httplib::ThreadPool(static_cast<size_t>(n));
     };
@@ -156,14 +156,15 @@ class HttpServer::Impl {
     svr_.Get("/v1/models", [this](const httplib::Request& req, httplib::Response& res) {
       if (!authorize(req, res)) return;
       Json data = Json::array();
-      for (const ServedModel& m : models_) data.push_back(model_json(m));
+      for (const ServedModel& m : catalog_.list()) data.push_back(model_json(m));
       send_json(res, {{"object", "list"}, {"data", data}});
     });
     svr_.Get("/v1/models/(.+)", [this](const httplib::Request& req, httplib::Response& res) {
       if (!authorize(req, res)) return;
-      if (const ServedModel* m = find_model(req.matches[1])) return send_json(res, model_json(*m));
+      if (auto m = catalog_.find(req.matches[1])) return send_json(res, model_json(*m));
       send_error(res, unknown_model(req.matches[1]));
     });
+    if (options_.load_adapter) add_adapter_routes();
     for (const char* path : {"/v1/chat/completions", "/chat/completions"}) {
       svr_.Post(path, [this](const httplib::Request& req, httplib::Response& res) {
         if (!authorize(req, res)) return;
@@ -180,7 +181,6 @@ class HttpServer::Impl {
   }
 
   const HttpServerOptions& options() const { return options_; }
-  const std::vector<ServedModel>& models() const { return models_; }
 
   httplib::Server svr_;
   std::atomic<bool> stopping_{false};
@@ -190,11 +190,61 @@ class HttpServer::Impl {
     return {{"id", m.id}, {"object", "model"}, {"created", m.created}, {"owned_by", "afm"}};
   }
 
-  const ServedModel* find_model(const std::string& id) const {
-    for (const ServedModel& m : models_) {
-      if (m.id == id) return &m;
+  void add_adapter_routes() {
+    svr_.Get("/v1/adapters", [this](const httplib::Request& req, httplib::Response& res) {
+      if (!authorize_admin(req, res)) return;
+      Json data = Json::array();
+      for (const ServedModel& m : catalog_.list()) {
+        if (m.adapter) data.push_back(adapter_json(m));
+      }
+      send_json(res, {{"object", "list"}, {"data", data}});
+    });
+    svr_.Post("/v1/adapters", [this](const httplib::Request& req, httplib::Response& res) {
+      if (!authorize_admin(req, res)) return;
+      const AdapterInfo info = parse_adapter_load(req.body);
+      const std::string id = catalog_.base_id() + ":" + info.name;
+      if (catalog_.find(id)) return send_error(res, adapter_taken(id));
+      ServedModel model;
+      try {
+        model = options_.load_adapter(id, info);
+      } catch (const Error& e) {
+        t_detail = e.what();
+        return send_error(res, invalid_request(std::string("The adapter could not be loaded: ") +
+                                                   e.what(), "path", "invalid_adapter"));
+      }
+      // Two loads of one name at once: the second finds the id taken here.
+      if (!catalog_.add(model)) return send_error(res, adapter_taken(id));
+      t_detail = "loaded " + id + " from " + info.path;
+      send_json(res, adapter_json(model), 201);
+    });
+    svr_.Delete("/v1/adapters/(.+)", [this](const httplib::Request& req, httplib::Response& res) {
+      if (!authorize_admin(req, res)) return;
+      const std::string id = catalog_.base_id() + ":" + std::string(req.matches[1]);
+      if (!catalog_.remove_adapter(id)) {
+        return send_error(res, ApiError(404, "No adapter named '" + std::string(req.matches[1]) +
+                                                 "' is loaded.",
+                                        "invalid_request_error", "name", "adapter_not_found"));
+      }
+      t_detail = "unloaded " + id;
+      send_json(res, {{"id", id}, {"object", "adapter"}, {"deleted", true}});
+    });
+  }
+
+  // The admin routes read files the client names: only with the server's API key.
+  bool authorize_admin(const httplib::Request& req, httplib::Response& res) const {
+    if (options_.api_key.empty()) {
+      send_error(res, ApiError(403,
+                               "Adapter administration is disabled: start the server with an "
+                               "API key (--api-key or AFM_API_KEY) to use it.",
+                               "invalid_request_error", "", "admin_disabled"));
+      return false;
     }
-    return nullptr;
+    return authorize(req, res);
+  }
+
+  static ApiError adapter_taken(const std::string& id) {
+    return ApiError(409, "The model '" + id + "' is already served; unload it first.",
+                    "invalid_request_error", "name", "adapter_exists");
   }
 
   static ApiError unknown_model(const std::string& name) {
@@ -262,7 +312,7 @@ class HttpServer::Impl {
 
   void chat(const httplib::Request& req, httplib::Response& res) {
     ParsedRequest p = parse_chat_request(req.body, next_seed());
-    const ServedModel* model = find_model(p.model);
+    const std::optional<ServedModel> model = catalog_.find(p.model);
     if (!model) throw unknown_model(p.model);
     auto job = std::make_shared<GenerationJob>(model->complete, std::move(p.chat),
                                                std::move(p.stop), &stopping_);
@@ -332,7 +382,7 @@ class HttpServer::Impl {
         });
   }
 
-  std::vector<ServedModel> models_;
+  ModelCatalog catalog_;
   HttpServerOptions options_;
   RequestCounters counters_;
   std::mutex seed_mutex_;
@@ -344,7 +394,6 @@ HttpServer::HttpServer(ServedModel model, HttpServerOptions options)
 
 HttpServer::HttpServer(std::vector<ServedModel> models, HttpServerOptions options)
     : impl_(std::make_unique<Impl>(std::move(models), std::move(options))) {
-  AFM_CHECK(!impl_->models().empty());
   // A client that disconnects mid-response must not kill the process: writes to its socket
   // fail with EPIPE instead (cpp-httplib sends without MSG_NOSIGNAL).
   std::signal(SIGPIPE, SIG_IGN);

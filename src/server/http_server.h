@@ -3,10 +3,13 @@
 //   GET  /v1/models, /v1/models/{id}
 //   GET  /health                                            no auth; {"status": "ok"}
 //   GET  /metrics                                           Prometheus text (metrics.h)
+//   GET, POST /v1/adapters, DELETE /v1/adapters/{name}      with HttpServerOptions::load_adapter
+//                                                           and an API key (adapter_admin.h)
 //
 // Every error is a JSON body {"error": {"message", "type", "param", "code"}}: 400 for bad
 // requests (malformed JSON, wrong types, values out of range, schema keywords the engine cannot
-// enforce), 401 for a missing or wrong API key, 404 for an unknown model (code
+// enforce), 401 for a missing or wrong API key, 403 for the adapter admin routes on a server
+// without an API key, 409 for an adapter name already served, 404 for an unknown model (code
 // "model_not_found") or route, 413 for a body over max_body_bytes, 500 with a generic message
 // for anything else (the detail goes to the log). No exception escapes a handler.
 //
@@ -25,16 +28,12 @@
 #include <string>
 #include <vector>
 
+#include "server/adapter_admin.h"
 #include "server/generation_job.h"
+#include "server/model_catalog.h"
 #include "server/metrics.h"
 
 namespace afm::server {
-
-struct ServedModel {
-  std::string id;       // what clients pass as "model"
-  int64_t created = 0;  // Unix seconds, shown in /v1/models
-  CompleteFn complete;  // thread-safe (ChatService::complete)
-};
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
@@ -46,6 +45,8 @@ struct HttpServerOptions {
   // More samples for GET /metrics (the model's cache sizes); called on each scrape, from the
   // scraping request's thread. Unset: the server's own counters only.
   std::function<std::vector<Metric>()> metrics;
+  // Set: the adapter admin routes (adapter_admin.h) exist and call this to load an adapter.
+  AdapterLoader load_adapter;
 };
 
 class HttpServer {

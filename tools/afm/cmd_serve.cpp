@@ -102,6 +102,26 @@ std::vector<server::Metric> cache_metrics(const ChatCacheStats& c) {
             c.loop_index_bytes)};
 }
 
+int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Model id `id` answered by `service` on `adapter`.
+server::ServedModel serve_as(const std::shared_ptr<ChatService>& service, std::string id,
+                             int64_t created, const ChatAdapter& adapter,
+                             std::optional<server::AdapterInfo> info) {
+  return {std::move(id), created,
+          [service, adapter](const ChatRequest& request, const server::DeltaFn& on_delta,
+                             const server::CancelledFn& cancelled) {
+            ChatRequest r = request;
+            r.adapter = adapter;
+            return service->complete(r, on_delta, cancelled);
+          },
+          std::move(info)};
+}
+
 void run_serve(ServeArgs a) {
   a.service.n_threads = threads_per_slot(a.service.n_threads, a.service.n_slots);
   if (a.http.api_key.empty()) {
@@ -115,27 +135,22 @@ void run_serve(ServeArgs a) {
                 a.model + " cannot be served for chat: " + model->unavailable_reason());
   }
   auto service = std::make_shared<ChatService>(model, a.service);
-  const int64_t created = std::chrono::duration_cast<std::chrono::seconds>(
-                              std::chrono::system_clock::now().time_since_epoch())
-                              .count();
+  const int64_t created = unix_now();
   // The base model, then one id per adapter; every id runs on the same slots (chat_service.h:
-  // a slot's cache is reused only on its own adapter).
+  // a slot's cache is reused only on its own adapter). Adapters loaded later through the admin
+  // routes (docs/server.md) join the same way.
   std::vector<server::ServedModel> served;
-  auto serve_as = [&](std::string id, std::optional<ChatAdapter> adapter) {
-    served.push_back({std::move(id), created,
-                      [service, adapter](const ChatRequest& request,
-                                         const server::DeltaFn& on_delta,
-                                         const server::CancelledFn& cancelled) {
-                        ChatRequest r = request;
-                        r.adapter = adapter;
-                        return service->complete(r, on_delta, cancelled);
-                      }});
-  };
-  serve_as(model->id(), ChatAdapter{});
+  served.push_back(serve_as(service, model->id(), created, ChatAdapter{}, std::nullopt));
   for (const auto& [name, path] : parse_adapter_specs(a.adapters)) {
     auto adapter = model::LoraAdapter::load(path, model->weights()->file());
-    serve_as(model->id() + ":" + name, ChatAdapter{adapter, a.adapter_scale});
+    served.push_back(serve_as(service, model->id() + ":" + name, created,
+                              ChatAdapter{adapter, a.adapter_scale},
+                              server::AdapterInfo{name, path, a.adapter_scale}));
   }
+  a.http.load_adapter = [service, model](const std::string& id, const server::AdapterInfo& info) {
+    auto adapter = model::LoraAdapter::load(info.path, model->weights()->file());
+    return serve_as(service, id, unix_now(), ChatAdapter{adapter, info.scale}, info);
+  };
 
   a.http.metrics = [service] { return cache_metrics(service->cache_stats()); };
   server::HttpServer http(std::move(served), a.http);
