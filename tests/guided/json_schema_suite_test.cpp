@@ -3,7 +3,7 @@
 // For every test group whose schema compiles, each instance is serialised canonically
 // (canonical_json: compact, integral floats as integers). An instance counts as accepted when
 // that text, or the same value with object keys reordered into the order the grammar writes
-// them (see reorder_keys), is fully accepted and complete. Valid instances must be accepted,
+// them (schema_key_order.h), is fully accepted and complete. Valid instances must be accepted,
 // invalid ones rejected. Schemas that do not compile count as unsupported; they must fail with
 // afm::Error, never anything else. Set AFM_GUIDED_SUITE_TABLE to a file path to get the
 // per-file counts as a Markdown table.
@@ -16,75 +16,13 @@
 #include "base/error.h"
 #include "guided/byte_matcher.h"
 #include "guided/json_schema_compiler.h"
+#include "guided/schema_key_order.h"
 
 namespace afm::guided {
 namespace {
 
 using Json = nlohmann::ordered_json;
 namespace fs = std::filesystem;
-
-// Object keys inside enum/const values, in the order the values list them.
-void collect_value_keys(const Json& value, std::vector<std::string>& names) {
-  if (value.is_object()) {
-    for (const auto& [k, v] : value.items()) {
-      if (std::find(names.begin(), names.end(), k) == names.end()) names.push_back(k);
-    }
-  }
-  if (value.is_structured()) {
-    for (const auto& [k, v] : value.items()) collect_value_keys(v, names);
-  }
-}
-
-// Property names in the order the schema document first declares them ("properties" keys,
-// then "required" entries, then dependentRequired triggers each followed by the names it
-// requires: the order the compiler's required members follow), anywhere in the document.
-void collect_names(const Json& schema, std::vector<std::string>& names) {
-  auto add = [&](const std::string& n) {
-    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
-  };
-  if (schema.is_object()) {
-    if (schema.contains("properties") && schema["properties"].is_object()) {
-      for (const auto& [k, v] : schema["properties"].items()) add(k);
-    }
-    if (schema.contains("required") && schema["required"].is_array()) {
-      for (const Json& n : schema["required"]) {
-        if (n.is_string()) add(n.get<std::string>());
-      }
-    }
-    if (schema.contains("dependentRequired") && schema["dependentRequired"].is_object()) {
-      for (const auto& [trigger, names_required] : schema["dependentRequired"].items()) {
-        add(trigger);
-        for (const Json& n : names_required) {
-          if (n.is_string()) add(n.get<std::string>());
-        }
-      }
-    }
-  }
-  if (schema.is_structured()) {
-    for (const auto& [k, v] : schema.items()) {
-      if (k == "const" || k == "enum") collect_value_keys(v, names);
-      collect_names(v, names);
-    }
-  }
-}
-
-// Keys the schema names come first in schema order, the others after in instance order.
-Json reorder_keys(const Json& value, const std::vector<std::string>& order) {
-  if (value.is_array()) {
-    Json out = Json::array();
-    for (const Json& v : value) out.push_back(reorder_keys(v, order));
-    return out;
-  }
-  if (!value.is_object()) return value;
-  Json out = Json::object();
-  for (const std::string& k : order) {
-    if (value.contains(k)) out[k] = reorder_keys(value[k], order);
-  }
-  for (const auto& [k, v] : value.items()) {
-    if (!out.contains(k)) out[k] = reorder_keys(v, order);
-  }
-  return out;
-}
 
 struct Counts {
   int pass = 0, fail = 0, order_only = 0, by_design = 0, unsupported = 0;
@@ -112,14 +50,13 @@ Counts run_file(const fs::path& file, RejectOk reject_ok, Whitespace ws) {
       c.unsupported += static_cast<int>(group["tests"].size());
       continue;
     }
-    std::vector<std::string> order;
-    collect_names(group["schema"], order);
+    const std::vector<std::string> order = schema_key_order(group["schema"]);
     for (const Json& test : group["tests"]) {
       const bool valid = test["valid"].get<bool>();
       const bool as_is = ByteMatcher::matches(grammar, canonical_json(test["data"], ws));
       const bool accepted =
           as_is ||
-          ByteMatcher::matches(grammar, canonical_json(reorder_keys(test["data"], order), ws));
+          ByteMatcher::matches(grammar, canonical_json(in_key_order(test["data"], order), ws));
       if (accepted == valid) {
         ++c.pass;
         if (valid && !as_is) ++c.order_only;
