@@ -145,6 +145,7 @@ PromptExtras prompt_extras(const ChatRequest& request) {
   extras.tools = tool_list_json(request.tools);
   extras.response_schema = request.response_schema;
   if (!request.response_name.empty()) extras.response_name = request.response_name;
+  extras.response_description = request.response_description;
   return extras;
 }
 

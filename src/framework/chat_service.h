@@ -59,6 +59,7 @@ struct ChatRequest {
   // When set, the answer is JSON valid for this schema (strict, fail closed).
   std::optional<nlohmann::ordered_json> response_schema;
   std::string response_name;      // shown to the model with the schema
+  std::string response_description;  // likewise (json_schema.description)
   sample::SamplerConfig sampling;
   int64_t max_tokens = -1;        // < 0: until the end of the turn or the context is full
 };

@@ -212,7 +212,8 @@ void parse_response_format(const Json& body, ChatRequest& chat) {
   if (!valid_name(chat.response_name)) {
     bad_value(p + ".name", p + ".name must be 1-64 characters of a-z, A-Z, 0-9, '_' and '-'");
   }
-  if (const Json* d = member(js, "description")) as_string(*d, p + ".description");
+  if (const Json* d = member(js, "description"))
+    chat.response_description = as_string(*d, p + ".description");
   if (const Json* s = member(js, "strict")) as_bool(*s, p + ".strict");
   const Json* schema = member(js, "schema");
   // Strict or not, afm enforces the schema (it fails closed on keywords it cannot enforce).
