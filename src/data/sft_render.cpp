@@ -6,33 +6,14 @@
 
 #include "base/atomic_file.h"
 #include "base/error.h"
-#include "base/json_parse.h"
+#include "data/conversation_line.h"
 #include "data/hash_mix.h"
 #include "data/sft_records.h"
 #include "framework/loaded_model.h"
 #include "framework/training_example.h"
-#include "server/api_error.h"
-#include "server/openai_protocol.h"
 
 namespace afm::data {
 namespace {
-
-[[noreturn]] void bad_line(const std::string& where, const std::string& what) {
-  throw_error(ErrorCode::kInvalidArgument, where + ": " + what);
-}
-
-// One line as the server parses a request body (with a placeholder model).
-ChatRequest parse_conversation(const std::string& line, const std::string& where) {
-  ParsedJson doc = parse_ordered_json(line, 128);
-  if (!doc.ok()) bad_line(where, "not a JSON value (or nested deeper than 128 levels)");
-  if (!doc.value.is_object()) bad_line(where, "a conversation must be a JSON object");
-  if (!doc.value.contains("model")) doc.value["model"] = "sft";
-  try {
-    return server::parse_chat_request_json(doc.value, 0).chat;
-  } catch (const server::ApiError& e) {
-    bad_line(where, e.message);
-  }
-}
 
 SftRecord render_line(const LoadedModel& model, const std::string& line, const std::string& where) {
   const ChatRequest request = parse_conversation(line, where);
@@ -40,7 +21,7 @@ SftRecord render_line(const LoadedModel& model, const std::string& line, const s
     TrainingExample e = render_training_example(*model.chat_template(), model.tokenizer(), request);
     return {std::move(e.tokens), std::move(e.trained)};
   } catch (const Error& e) {
-    bad_line(where, e.what());
+    bad_conversation(where, e.what());
   }
 }
 

@@ -118,6 +118,10 @@ void LanguageModel::merge_lora() {
   for (const NamedParameter& p : params_) p.tensor.requires_grad_(true);
 }
 
+void LanguageModel::set_lora_enabled(bool enabled) {
+  for (const auto& [name, w] : weights_) w.lora().enabled = enabled;
+}
+
 std::vector<torch::Tensor> LanguageModel::trainable_tensors() const {
   std::vector<torch::Tensor> out;
   for (const NamedParameter& p : trainable_parameters()) out.push_back(p.tensor);

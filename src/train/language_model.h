@@ -64,6 +64,8 @@ class LanguageModel : public torch::nn::Module {
   std::vector<LoraPair> lora_pairs() const;
   // Folds every branch into its weight (W += s B A) and removes the branches.
   void merge_lora();
+  // false: forward() computes the base model alone (the branches stay, untouched).
+  void set_lora_enabled(bool enabled);
   // What the optimiser updates and checkpoints hold: the LoRA factors once attached, otherwise
   // every parameter.
   const std::vector<NamedParameter>& trainable_parameters() const {

@@ -7,7 +7,7 @@ namespace afm::train {
 torch::Tensor Weight::operator()(const torch::Tensor& x) const {
   torch::Tensor y = project(x, w_);
   const LoraBranch& l = *lora_;
-  if (!l.attached()) return y;
+  if (!l.attached() || !l.enabled) return y;
   const bool training = l.owner != nullptr && l.owner->is_training();
   const torch::Tensor xin = l.dropout > 0 ? torch::dropout(x, l.dropout, training) : x;
   return y + project(project(xin, l.a), l.b) * l.scale;
@@ -16,7 +16,7 @@ torch::Tensor Weight::operator()(const torch::Tensor& x) const {
 Weight Weight::expert(int64_t j) const {
   Weight e(w_[j]);
   const LoraBranch& l = *lora_;
-  if (l.attached()) *e.lora_ = {l.a[j], l.b[j], l.scale, l.dropout, l.owner};
+  if (l.attached()) *e.lora_ = {l.a[j], l.b[j], l.scale, l.dropout, l.owner, l.enabled};
   return e;
 }
 

@@ -20,6 +20,7 @@ struct LoraBranch {
   double scale = 0;    // alpha / rank
   double dropout = 0;  // probability of zeroing an input value of the branch
   const torch::nn::Module* owner = nullptr;  // dropout while owner->is_training()
+  bool enabled = true;  // false: the base weight alone (the frozen reference of RLOO)
   bool attached() const { return a.defined(); }
 };
 

@@ -16,6 +16,7 @@
 #include "train/adamw.h"
 #include "train/checkpoint.h"
 #include "train/data_parallel.h"
+#include "train/json_log.h"
 #include "train/language_model.h"
 #include "train/lr_schedule.h"
 #include "train/torch_ops.h"
@@ -56,34 +57,6 @@ double evaluate(LanguageModel& model, const BatchSource& data, const torch::Devi
   }
   return sum / static_cast<double>(std::max<int64_t>(1, data.eval_count()));
 }
-
-bool ends_without_newline(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in || in.tellg() <= 0) return false;
-  in.seekg(-1, std::ios::end);
-  return in.get() != '\n';
-}
-
-class JsonLog {
- public:
-  JsonLog(const std::string& dir, bool to_stdout) : to_stdout_(to_stdout) {
-    std::filesystem::create_directories(dir);
-    const auto path = std::filesystem::path(dir) / "log.jsonl";
-    const bool cut_short = ends_without_newline(path);  // a killed run's last record
-    file_.open(path, std::ios::app);
-    if (cut_short) file_ << "\n";
-    if (!file_) throw_error(ErrorCode::kIo, "cannot open " + dir + "/log.jsonl");
-  }
-  void write(const nlohmann::json& record) {
-    file_ << record.dump() << "\n";
-    file_.flush();
-    if (to_stdout_) std::cout << record.dump() << std::endl;
-  }
-
- private:
-  std::ofstream file_;
-  bool to_stdout_;
-};
 
 std::string status_line(double loss, double tok_per_s, double mfu) {
   char buf[128];

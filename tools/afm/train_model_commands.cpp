@@ -151,6 +151,9 @@ void run_finetune_front_end(const std::string& command, std::vector<std::string>
 void setup_train_pretrain(CLI::App& train) {
   add_trainer_passthrough(train, "pretrain",
                           "Pretrain a model with libtorch (runs afm-train pretrain; see its --help)");
+  add_trainer_passthrough(train, "rloo",
+                          "Reinforcement learning with RLOO on rule-rewarded tasks (runs afm-train "
+                          "rloo; see its --help)");
   CLI::App* sft = train.add_subcommand(
       "sft", "Fine-tune a GGUF model on conversations: --data F.jsonl is rendered with the "
              "base's chat template first (afm data sft), then afm-train sft runs; see its --help");

@@ -18,6 +18,7 @@
 #include "train/checkpoint.h"
 #include "train/cpu_setup.h"
 #include "train/gguf_export.h"
+#include "train/rloo_run.h"
 #include "train/sft.h"
 #include "train/trainer.h"
 #include "launcher.h"
@@ -99,9 +100,14 @@ void add_export(CLI::App& app, ExportArgs& a) {
   cmd->callback([&a] {
     auto type = gguf::tensor_type_from_name(a.type);
     if (!type) throw_error(ErrorCode::kInvalidArgument, "unknown --type " + a.type);
-    const TrainConfig config =
-        train_config_from_json(read_checkpoint_config(a.run_dir), /*base_dir=*/"");
-    auto model = make_language_model(config.model, config.seed);
+    // Only the model's shape matters here (pretraining and SFT runs both record it); the
+    // checkpoint overwrites every parameter.
+    const nlohmann::json saved = read_checkpoint_config(a.run_dir);
+    if (!saved.contains("model"))
+      throw_error(ErrorCode::kInvalidArgument,
+                  a.run_dir + " trains LoRA branches, not a whole model: its result is the "
+                              "adapter.gguf the run writes");
+    auto model = make_language_model(ModelConfig::from_json(saved.at("model")), 0);
     load_checkpoint(a.run_dir, *model, nullptr);
     export_gguf(*model, {*type, a.tokenizer, a.name}, a.out);
     std::printf("wrote %s\n", a.out.c_str());
@@ -227,6 +233,56 @@ void add_adapter(CLI::App& app, AdapterArgs& a) {
   });
 }
 
+struct RlooArgs {
+  RlooRunOptions o;
+};
+
+void add_rloo(CLI::App& app, RlooArgs& a) {
+  CLI::App* cmd = app.add_subcommand(
+      "rloo", "Reinforcement learning with RLOO on rule-rewarded tasks (synchronous; a LoRA "
+              "policy on a frozen base; docs/rl.md)");
+  RlooRunOptions& o = a.o;
+  cmd->add_option("--base", o.base, "GGUF model: the starting policy and the KL reference")
+      ->required();
+  cmd->add_option("--prompts", o.prompts,
+                  "JSONL conversations with reference answers (afm data synth --format jsonl)")
+      ->required();
+  cmd->add_option("--out", o.out_dir, "Run folder (checkpoints, log.jsonl, adapter.gguf)")
+      ->required();
+  cmd->add_option("--steps", o.steps, "Updates")->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  cmd->add_option("--prompts-per-step", o.prompts_per_step, "Prompts sampled per update")
+      ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->add_option("-k,--samples", o.samples_per_prompt, "Completions per prompt (at least 2)")
+      ->capture_default_str()->check(CLI::Range(int64_t{2}, int64_t{1} << 10));
+  cmd->add_option("--max-new-tokens", o.max_new_tokens, "Longest completion")
+      ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
+  cmd->add_option("--temperature", o.temperature, "Sampling temperature")
+      ->capture_default_str()->check(CLI::Range(0.05, 4.0));
+  cmd->add_option("--kl-beta", o.rloo.kl_beta, "Weight of the KL to the base in the reward")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-ratio", o.rloo.max_ratio, "Truncation of the importance ratio")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--lr", o.optim.lr, "AdamW learning rate")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--rank", o.lora.rank, "LoRA rank of the policy")->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{4096}));
+  cmd->add_option("--alpha", o.lora.alpha, "LoRA alpha")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--checkpoint-every", o.checkpoint_every, "Updates between checkpoints")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--seed", o.seed, "Seed of the prompt choice, the sampling and LoRA's A")
+      ->capture_default_str();
+  cmd->add_flag("--merged", o.merged, "Also write <out>/model.gguf with the policy folded in");
+  add_run_options(cmd, o.run);
+  cmd->callback([&a] {
+    const RlooRunResult r = run_rloo(a.o);
+    std::printf("wrote %s (%lld updates, last mean reward %.3f)\n", r.adapter_path.c_str(),
+                static_cast<long long>(r.steps_done), r.last_reward);
+    if (!r.model_path.empty()) std::printf("wrote %s\n", r.model_path.c_str());
+  });
+}
+
 }  // namespace
 
 // Re-executes this program once with the environment the CPU setup asks for (cpu_setup.h:
@@ -252,6 +308,8 @@ int main(int argc, char** argv) {
   add_sft(app, sft);
   AdapterArgs adapter;
   add_adapter(app, adapter);
+  RlooArgs rloo;
+  add_rloo(app, rloo);
   try {
     app.parse(argc, argv);
     if (pretrain.launcher_status != 0) return pretrain.launcher_status;
