@@ -228,5 +228,29 @@ TEST(SynthKnobs, InventedOccupationsAndEventsAreCopiedIntoTheRecords) {
   EXPECT_GT(invented_events, 100);
 }
 
+TEST(SynthKnobs, VariedPhrasingKeepsEveryCopiedValueInTheText) {
+  static const std::regex kIsoDate(R"(\d{4}-\d{2}-\d{2})");
+  static const std::regex kCode(R"([A-Z]{3})");
+  int varied = 0;
+  for (uint64_t i = 0; i < 1500; ++i) {
+    const Example e = make_example(
+        6, i, {Task::kExtraction},
+        {.invented_names_percent = 100, .varied_phrasing_percent = 100});
+    check_example(e, "example " + std::to_string(i));
+    const std::string& text = e.messages[1].content;
+    varied += text.find(" file, entry ") != std::string::npos ||
+              text.find("(Source: ") != std::string::npos;
+    const json answer = json::parse(e.messages[2].content);
+    for (const auto& [key, v] : answer.items()) {
+      if (!v.is_string()) continue;
+      const std::string s = v;
+      if (std::regex_match(s, kIsoDate) || std::regex_match(s, kCode)) continue;  // reformatted
+      EXPECT_NE(text.find(s), std::string::npos) << key << " = " << s << " not in: " << text;
+    }
+    if (::testing::Test::HasFailure()) return;
+  }
+  EXPECT_GT(varied, 500);
+}
+
 }  // namespace
 }  // namespace afm::data::synth

@@ -54,14 +54,14 @@ struct SynthArgs {
   std::string out;
   std::vector<std::string> tasks;
   std::string format = "text";
-  int invented_names = 0, bare_arithmetic = 0;
+  int invented_names = 0, bare_arithmetic = 0, varied_phrasing = 0;
   bool json = false;
 };
 
 void run_synth(const SynthArgs& a) {
   data::synth::SynthOptions options{a.seed, a.n, a.out, {}};
   if (a.format == "jsonl") options.format = data::synth::SynthFormat::kJsonl;
-  options.knobs = {a.invented_names, a.bare_arithmetic};
+  options.knobs = {a.invented_names, a.bare_arithmetic, a.varied_phrasing};
   for (const std::string& t : a.tasks) options.tasks.push_back(data::synth::parse_task(t));
   const data::synth::SynthSummary s = data::synth::write_synthetic(options);
   if (a.json) {
@@ -145,6 +145,11 @@ void add_synth(CLI::App& data) {
                   "Percent of person, city, company, occupation and event names made up from "
                   "syllables instead of drawn from the word lists (teaches copying names from "
                   "the text)")
+      ->capture_default_str()
+      ->check(between(0, 100));
+  cmd->add_option("--varied-phrasing", a->varied_phrasing,
+                  "Percent of extraction texts rephrased: a made-up label or source around the "
+                  "text, person facts in shuffled order (teaches finding fields by role)")
       ->capture_default_str()
       ->check(between(0, 100));
   cmd->add_option("--bare-arithmetic", a->bare_arithmetic,

@@ -40,7 +40,9 @@ Extraction person(SynthRng& rng) {
   const int age = static_cast<int>(rng.range(19, 78));
   const std::string job = draw_occupation(rng);
   const City& city = rng.pick(cities());
-  const std::string a = std::to_string(age), c(city.name);
+  const std::string a = std::to_string(age);
+  // An invented name keeps the picked city's country for the "based in C, Country" text.
+  const std::string c = rng.invented_names_percent() > 0 ? draw_city_name(rng) : std::string(city.name);
   const std::array<std::string, 6> texts = {
       name + " is a " + a + "-year-old " + job + " who lives in " + c + ".",
       "Meet " + name + ", " + a + ", a " + job + " based in " + c + ", " +
@@ -196,10 +198,47 @@ constexpr std::array<std::string_view, 4> kAsk = {
 
 }  // namespace
 
+// The facts of a person record in shuffled order, each in one of several phrasings.
+std::string person_facts(SynthRng& rng, const Json& answer) {
+  const std::string name = answer["name"], job = answer["occupation"], city = answer["city"];
+  const std::string age = std::to_string(answer["age"].get<int>());
+  const std::array<std::array<std::string, 4>, 3> facts = {{
+      {"aged " + age, age + " years old", "who is " + age, "age " + age},
+      {"working as a " + job, "a " + job + " by trade", "employed as a " + job, "job: " + job},
+      {"living in " + city, "from " + city, "based in " + city, "home town " + city},
+  }};
+  std::vector<size_t> order = rng.distinct(facts.size(), facts.size());
+  std::string text = name;
+  for (size_t i = 0; i < order.size(); ++i) {
+    text += i == 0 ? ", " : (i + 1 == order.size() ? " and " : ", ");
+    text += facts[order[i]][rng.below(4)];
+  }
+  return text + ".";
+}
+
+// A made-up label before the text or a distractor sentence after it: capitalised words that
+// are not the answer, in places the fixed templates never put them.
+std::string vary_text(SynthRng& rng, const Extraction& e) {
+  std::string text = e.name == "Person" && rng.percent(50) ? person_facts(rng, e.answer) : e.text;
+  const std::string label = invented_word(rng);
+  switch (rng.below(4)) {
+    case 0:
+      return label + ": " + text;
+    case 1:
+      return label + " file, entry " + std::to_string(rng.range(2, 999)) + ". " + text;
+    case 2:
+      return text + " (Source: " + label + ".)";
+    default:
+      return text;
+  }
+}
+
 Messages make_extraction(SynthRng& rng) {
   using Maker = Extraction (*)(SynthRng&);
   static constexpr std::array<Maker, 5> kMakers = {person, event, payment, trip, order};
   Extraction e = kMakers[rng.below(kMakers.size())](rng);
+  const int vary = rng.varied_phrasing_percent();  // 0: no draw, the pretraining stream
+  if (vary > 0 && rng.percent(vary)) e.text = vary_text(rng, e);
   const std::string prompt = std::string(rng.pick(Words(kAsk))) + e.text;
   return {
       {"system", std::string(rng.pick(Words(kSystem)))},

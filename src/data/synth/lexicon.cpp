@@ -121,8 +121,7 @@ constexpr std::string_view kCodas[] = {"", "", "", "n", "r", "l", "s", "k", "m",
 constexpr std::string_view kCompanySuffixes[] = {"Labs", "Systems", "Works", "Trading",
                                                  "Partners", "Supplies", "Studio", "Foods"};
 
-// A capitalised word of 2-3 syllables.
-std::string invented_word(SynthRng& rng) {
+std::string made_up_word(SynthRng& rng) {
   std::string w;
   const int64_t syllables = rng.range(2, 3);
   for (int64_t i = 0; i < syllables; ++i) {
@@ -140,18 +139,20 @@ bool invent(SynthRng& rng) {
 
 }  // namespace
 
+std::string invented_word(SynthRng& rng) { return made_up_word(rng); }
+
 std::string draw_first_name(SynthRng& rng) {
-  if (invent(rng)) return invented_word(rng);
+  if (invent(rng)) return made_up_word(rng);
   return std::string(rng.pick(first_names()));
 }
 
 std::string draw_last_name(SynthRng& rng) {
-  if (invent(rng)) return invented_word(rng);
+  if (invent(rng)) return made_up_word(rng);
   return std::string(rng.pick(last_names()));
 }
 
 std::string draw_city_name(SynthRng& rng) {
-  if (invent(rng)) return invented_word(rng);
+  if (invent(rng)) return made_up_word(rng);
   return std::string(rng.pick(cities()).name);
 }
 
@@ -170,18 +171,18 @@ std::string lower(std::string s) {
 }  // namespace
 
 std::string draw_occupation(SynthRng& rng) {
-  if (invent(rng)) return lower(invented_word(rng)) + std::string(rng.pick(Words(kJobSuffixes)));
+  if (invent(rng)) return lower(made_up_word(rng)) + std::string(rng.pick(Words(kJobSuffixes)));
   return std::string(rng.pick(occupations()));
 }
 
 std::string draw_event_name(SynthRng& rng) {
-  if (invent(rng)) return lower(invented_word(rng)) + " " + std::string(rng.pick(Words(kEventKinds)));
+  if (invent(rng)) return lower(made_up_word(rng)) + " " + std::string(rng.pick(Words(kEventKinds)));
   return std::string(rng.pick(event_names()));
 }
 
 std::string draw_company(SynthRng& rng) {
   if (invent(rng)) {
-    std::string name = invented_word(rng);
+    std::string name = made_up_word(rng);
     name += " ";
     name += rng.pick(Words(kCompanySuffixes));
     return name;

@@ -23,6 +23,10 @@ struct SynthKnobs {
   // The share of arithmetic items that are bare two-number sums and differences worked
   // column by column (arithmetic.cpp) instead of word problems.
   int bare_arithmetic_percent = 0;
+  // The share of extraction texts rephrased (extraction.cpp vary_text): a made-up label or
+  // distractor sentence around the text, and person records as facts in shuffled order, so a
+  // model learns to find fields by their role, not by their place in a few templates.
+  int varied_phrasing_percent = 0;
 };
 
 class SynthRng {
@@ -30,6 +34,7 @@ class SynthRng {
   explicit SynthRng(uint64_t seed, SynthKnobs knobs = {}) : rng_(seed), knobs_(knobs) {}
   int invented_names_percent() const { return knobs_.invented_names_percent; }
   int bare_arithmetic_percent() const { return knobs_.bare_arithmetic_percent; }
+  int varied_phrasing_percent() const { return knobs_.varied_phrasing_percent; }
 
   // Uniform in [0, n), n > 0, without modulo bias (rejection of the short last interval).
   uint64_t below(uint64_t n) {
