@@ -53,7 +53,8 @@ std::vector<std::string> default_lora_targets(const std::string& arch) {
   return t;
 }
 
-void LanguageModel::attach_lora(const LoraSpec& spec) {
+// The kinds to adapt: the spec's, or the architecture's defaults; each must exist here.
+std::set<std::string> LanguageModel::lora_target_kinds(const LoraSpec& spec) const {
   if (has_lora()) throw_error(ErrorCode::kInvalidArgument, "the model already has LoRA branches");
   if (spec.rank < 1)
     throw_error(ErrorCode::kInvalidArgument, "LoRA rank must be at least 1, got " +
@@ -61,41 +62,52 @@ void LanguageModel::attach_lora(const LoraSpec& spec) {
   if (!(spec.dropout >= 0 && spec.dropout < 1))
     throw_error(ErrorCode::kInvalidArgument, "LoRA dropout must be in [0, 1), got " +
                                                  std::to_string(spec.dropout));
-  const std::vector<std::string> targets =
-      spec.targets.empty() ? default_lora_targets(config_.arch) : spec.targets;
   std::set<std::string> kinds;
   for (const auto& [name, w] : weights_) kinds.insert(weight_kind(name));
+  const std::vector<std::string> targets =
+      spec.targets.empty() ? default_lora_targets(config_.arch) : spec.targets;
   for (const std::string& t : targets) {
     if (!kinds.count(t))
       throw_error(ErrorCode::kInvalidArgument, "LoRA target " + t + ": " + config_.arch +
                                                    " has no such weight (it has " +
                                                    joined(kinds) + ")");
   }
-  const std::set<std::string> wanted(targets.begin(), targets.end());
+  return {targets.begin(), targets.end()};
+}
+
+// A (rank x in, uniform in +-1/sqrt(in)) and B (out x rank, zero) for one weight; stacked
+// experts get one pair per expert.
+void LanguageModel::add_lora_branch(const std::string& name, const Weight& w,
+                                    const LoraSpec& spec) {
+  const torch::Tensor& base = w.tensor();
+  const int64_t in = base.size(-1), out = base.size(-2);
+  std::vector<int64_t> a_shape{spec.rank, in}, b_shape{out, spec.rank};
+  if (base.dim() == 3) {
+    a_shape.insert(a_shape.begin(), base.size(0));
+    b_shape.insert(b_shape.begin(), base.size(0));
+  }
+  const double bound = 1.0 / std::sqrt(static_cast<double>(in));
+  const auto opts = base.options().requires_grad(false);
+  LoraBranch& l = w.lora();
+  l.a = add(name + ".lora_a", torch::empty(a_shape, opts).uniform_(-bound, bound), false);
+  l.b = add(name + ".lora_b", torch::zeros(b_shape, opts), false);
+  l.scale = spec.alpha / static_cast<double>(spec.rank);
+  l.dropout = spec.dropout;
+  l.owner = this;
+  // add() put them with the base parameters; they belong to the trainable list instead.
+  lora_params_.insert(lora_params_.end(), params_.end() - 2, params_.end());
+  params_.resize(params_.size() - 2);
+}
+
+void LanguageModel::attach_lora(const LoraSpec& spec) {
+  const std::set<std::string> wanted = lora_target_kinds(spec);
   for (const NamedParameter& p : params_) p.tensor.requires_grad_(false);
   torch::NoGradGuard no_grad;
   for (const auto& [name, w] : weights_) {
-    if (!wanted.count(weight_kind(name))) continue;
-    const torch::Tensor& base = w.tensor();
-    const int64_t in = base.size(-1), out = base.size(-2);
-    std::vector<int64_t> a_shape{spec.rank, in}, b_shape{out, spec.rank};
-    if (base.dim() == 3) a_shape.insert(a_shape.begin(), base.size(0)),
-                         b_shape.insert(b_shape.begin(), base.size(0));
-    const double bound = 1.0 / std::sqrt(static_cast<double>(in));
-    const auto opts = base.options().requires_grad(false);
-    LoraBranch& l = w.lora();
-    l.a = add(name + ".lora_a", torch::empty(a_shape, opts).uniform_(-bound, bound), false);
-    l.b = add(name + ".lora_b", torch::zeros(b_shape, opts), false);
-    l.scale = spec.alpha / static_cast<double>(spec.rank);
-    l.dropout = spec.dropout;
-    l.owner = this;
-    // add() put them with the base parameters; they belong to the trainable list instead.
-    lora_params_.push_back(params_[params_.size() - 2]);
-    lora_params_.push_back(params_.back());
-    params_.resize(params_.size() - 2);
+    if (wanted.count(weight_kind(name))) add_lora_branch(name, w, spec);
   }
   lora_spec_ = spec;
-  lora_spec_.targets = targets;
+  lora_spec_.targets.assign(wanted.begin(), wanted.end());
 }
 
 std::vector<LoraPair> LanguageModel::lora_pairs() const {

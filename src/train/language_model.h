@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -78,6 +79,8 @@ class LanguageModel : public torch::nn::Module {
   torch::Tensor add(const std::string& gguf_name, torch::Tensor init, bool decay);
   // A projection matrix (or stacked experts) that LoRA can adapt.
   Weight add_weight(const std::string& gguf_name, torch::Tensor init, bool decay);
+  std::set<std::string> lora_target_kinds(const LoraSpec& spec) const;
+  void add_lora_branch(const std::string& name, const Weight& w, const LoraSpec& spec);
   torch::Tensor normal(std::vector<int64_t> shape, double std) const;
   torch::Tensor ones(std::vector<int64_t> shape) const;
 
