@@ -5,7 +5,9 @@
 #include "base/error.h"
 #include "train/gguf_export.h"
 #include "train/gguf_import.h"
+#ifdef AFM_TRAIN_WITH_RUNTIME
 #include "train/lora_export.h"
+#endif
 #include "train/sft_data.h"
 #include "train/training_loop.h"
 
@@ -30,6 +32,12 @@ TrainConfig loop_config(const SftOptions& o, const ModelConfig& model) {
 
 SftResult run_sft(const SftOptions& o) {
   if (o.out_dir.empty()) throw_error(ErrorCode::kInvalidArgument, "sft needs an output folder");
+#ifndef AFM_TRAIN_WITH_RUNTIME
+  if (o.lora && !o.merged)
+    throw_error(ErrorCode::kUnsupported,
+                "this trainer-only build cannot write adapter files (they are checked by the "
+                "runtime's writer): add --merged, or build afm-train with the runtime");
+#endif
   const ModelConfig model_config = read_gguf_model_config(o.base);
   if (o.seq_len + 1 > model_config.context_length) {
     throw_error(ErrorCode::kInvalidArgument,
@@ -54,9 +62,11 @@ SftResult run_sft(const SftOptions& o) {
                             batches);
   const std::filesystem::path dir(o.out_dir);
   if (o.lora) {
+#ifdef AFM_TRAIN_WITH_RUNTIME
     result.adapter_path = (dir / "adapter.gguf").string();
     result.adapted_tensors =
         export_lora_adapter(*model, o.base, {o.adapter_type, "afm-adapter"}, result.adapter_path);
+#endif
     if (!o.merged) return result;
     model->merge_lora();
   }

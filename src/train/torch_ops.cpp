@@ -71,9 +71,11 @@ torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k,
     return same_segment.defined() ? same_segment & mask : mask;
   };
 #if TORCH_VERSION_MAJOR >= 2
-  if (q.is_cuda()) {  // flash / memory-efficient kernels
+  // Fused kernels: flash / memory-efficient on CUDA, the flash-attention CPU kernel on the CPU
+  // (libtorch 2.x; Debian's 1.13 takes the explicit path below).
+  if (q.is_cuda() || q.is_cpu()) {
     torch::Tensor qq = q, k2 = kk, v2 = vv;
-    if (at::autocast::is_autocast_enabled(at::kCUDA)) {
+    if (at::autocast::is_autocast_enabled(q.device().type())) {
       qq = q.to(torch::kBFloat16), k2 = kk.to(torch::kBFloat16), v2 = vv.to(torch::kBFloat16);
     }
     if (!windowed && !same_segment.defined()) {

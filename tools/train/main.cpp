@@ -18,7 +18,9 @@
 #include "train/checkpoint.h"
 #include "train/cpu_setup.h"
 #include "train/gguf_export.h"
+#ifdef AFM_TRAIN_WITH_RL
 #include "train/rloo_run.h"
+#endif
 #include "train/sft.h"
 #include "train/trainer.h"
 #include "launcher.h"
@@ -227,12 +229,14 @@ void add_adapter(CLI::App& app, AdapterArgs& a) {
     a.lora.targets = split_commas(a.targets);
     o.lora = a.lora;
     const SftResult r = run_sft(o);
-    std::printf("wrote %s (%lld tensors adapted, val loss %.4f)\n", r.adapter_path.c_str(),
-                static_cast<long long>(r.adapted_tensors), r.run.val_loss);
+    if (!r.adapter_path.empty())
+      std::printf("wrote %s (%lld tensors adapted, val loss %.4f)\n", r.adapter_path.c_str(),
+                  static_cast<long long>(r.adapted_tensors), r.run.val_loss);
     if (!r.model_path.empty()) std::printf("wrote %s\n", r.model_path.c_str());
   });
 }
 
+#ifdef AFM_TRAIN_WITH_RL
 struct RlooArgs {
   RlooRunOptions o;
 };
@@ -283,6 +287,8 @@ void add_rloo(CLI::App& app, RlooArgs& a) {
   });
 }
 
+#endif  // AFM_TRAIN_WITH_RL
+
 }  // namespace
 
 // Re-executes this program once with the environment the CPU setup asks for (cpu_setup.h:
@@ -308,8 +314,10 @@ int main(int argc, char** argv) {
   add_sft(app, sft);
   AdapterArgs adapter;
   add_adapter(app, adapter);
+#ifdef AFM_TRAIN_WITH_RL
   RlooArgs rloo;
   add_rloo(app, rloo);
+#endif
   try {
     app.parse(argc, argv);
     if (pretrain.launcher_status != 0) return pretrain.launcher_status;
