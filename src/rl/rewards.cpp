@@ -78,7 +78,9 @@ std::optional<std::string> last_number(std::string_view s) {
 }  // namespace
 
 double schema_reward(std::string_view reply, const Json& schema) {
-  const auto grammar = guided::compile_json_schema(schema);  // throws for the schema's faults
+  // An RL run scores every sample of a prompt against the same schema: compile it once.
+  static guided::CompiledGrammarCache grammars;
+  const auto grammar = grammars.get_or_compile(schema.dump());  // throws for the schema's faults
   const std::optional<Json> value = parse_reply(reply);
   if (!value) return 0.0;
   if (guided::ByteMatcher::matches(grammar, guided::canonical_json(*value))) return 1.0;

@@ -95,12 +95,14 @@ RlTask make_rl_task(const ChatRequest& original, const std::string& where) {
   task.reference = *reference;
   if (conversation.response_schema) {
     task.kind = RewardKind::kExtraction;
-    if (!Json::accept(task.reference.content))
+    task.truth = Json::parse(task.reference.content, nullptr, /*allow_exceptions=*/false);
+    if (task.truth.is_discarded())
       data::bad_conversation(where, "the reference answer of a response format is not JSON");
   } else if (!task.reference.tool_calls.empty()) {
     task.kind = RewardKind::kToolCall;
   } else if (task.reference.content.find("The answer is") != std::string::npos) {
     task.kind = RewardKind::kArithmetic;
+    task.truth = *stated_answer(task.reference.content);  // the phrase is there
   } else {
     data::bad_conversation(where,
                            "no rule reward checks this answer (no response format, no tool "
@@ -127,14 +129,12 @@ double task_reward(const RlTask& task, const ChatResult& reply) {
   switch (task.kind) {
     case RewardKind::kExtraction: {
       const double valid = schema_reward(reply.text, *task.prompt.response_schema);
-      return 0.2 * valid + 0.8 * extraction_score(reply.text, Json::parse(task.reference.content)).reward();
+      return 0.2 * valid + 0.8 * extraction_score(reply.text, task.truth).reward();
     }
     case RewardKind::kToolCall:
       return tool_call_reward(reply.tool_calls, task.reference.tool_calls);
-    case RewardKind::kArithmetic: {
-      const std::optional<std::string> truth = stated_answer(task.reference.content);
-      return truth ? arithmetic_reward(reply.text, *truth) : 0.0;
-    }
+    case RewardKind::kArithmetic:
+      return arithmetic_reward(reply.text, task.truth.get<std::string>());
   }
   return 0.0;
 }

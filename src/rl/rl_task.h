@@ -32,6 +32,9 @@ struct RlTask {
   ChatRequest prompt;
   ChatMessage reference;
   RewardKind kind = RewardKind::kArithmetic;
+  // What the reward compares with, read from the reference once: the record (extraction) or
+  // the stated answer (arithmetic); null for tool calls (reference.tool_calls).
+  nlohmann::ordered_json truth;
 };
 
 // Errors: afm::Error(kInvalidArgument) "WHERE: ..." for a conversation without an assistant

@@ -134,6 +134,12 @@ void LanguageModel::set_lora_enabled(bool enabled) {
   for (const auto& [name, w] : weights_) w.lora().enabled = enabled;
 }
 
+int64_t LanguageModel::trainable_count() const {
+  int64_t n = 0;
+  for (const NamedParameter& p : trainable_parameters()) n += p.tensor.numel();
+  return n;
+}
+
 std::vector<torch::Tensor> LanguageModel::trainable_tensors() const {
   std::vector<torch::Tensor> out;
   for (const NamedParameter& p : trainable_parameters()) out.push_back(p.tensor);

@@ -73,6 +73,7 @@ class LanguageModel : public torch::nn::Module {
     return has_lora() ? lora_params_ : params_;
   }
   std::vector<torch::Tensor> trainable_tensors() const;
+  int64_t trainable_count() const;  // values in trainable_tensors()
 
  protected:
   // Registers a trainable tensor under `gguf_name` ('.' becomes '_' in torch's own name).

@@ -140,12 +140,6 @@ RlooTerms update(LanguageModel& policy, AdamW& opt, const Batch& batch, const Rl
   return terms;
 }
 
-int64_t parameter_count(const std::vector<torch::Tensor>& tensors) {
-  int64_t n = 0;
-  for (const torch::Tensor& t : tensors) n += t.numel();
-  return n;
-}
-
 nlohmann::json config_json(const RlooRunOptions& o) {
   return {{"base", o.base}, {"prompts", o.prompts}, {"rank", o.lora.rank},
           {"alpha", o.lora.alpha}, {"kl_beta", o.rloo.kl_beta}, {"max_ratio", o.rloo.max_ratio},
@@ -176,11 +170,12 @@ RlooRunResult run_rloo(const RlooRunOptions& o) {
   JsonLog log(o.out_dir, o.run.json_stdout);
   if (step == 0)
     log.write({{"event", "start"}, {"tasks", tasks.size()}, {"config", config_json(o)},
-               {"trainable_parameters", parameter_count(policy->trainable_tensors())}});
+               {"trainable_parameters", policy->trainable_count()}});
   const std::string policy_path = (fs::path(o.out_dir) / "policy.gguf").string();
   ProgressBar bar("rloo", static_cast<uint64_t>(o.steps), ProgressBar::Unit::kItems);
   bar.update(static_cast<uint64_t>(step));
   RlooRunResult result;
+  int64_t steps_this_run = 0;
   while (step < o.steps) {
     const auto t0 = Clock::now();
     export_lora_adapter(*policy, o.base, {}, policy_path);
@@ -210,7 +205,7 @@ RlooRunResult run_rloo(const RlooRunOptions& o) {
     std::snprintf(detail, sizeof(detail), "reward %.3f kl %.3f", terms.mean_reward, terms.mean_kl);
     bar.set_detail(detail);
     bar.update(static_cast<uint64_t>(step));
-    const bool stopping = o.run.stop_after > 0 && ++result.steps_done >= o.run.stop_after;
+    const bool stopping = o.run.stop_after > 0 && ++steps_this_run >= o.run.stop_after;
     if ((o.checkpoint_every > 0 && step % o.checkpoint_every == 0) || step == o.steps || stopping)
       save_checkpoint(o.out_dir, *policy, opt, {step, terms.mean_reward}, config_json(o));
     if (stopping) break;

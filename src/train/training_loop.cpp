@@ -82,12 +82,6 @@ torch::Device rank_device(const std::string& name, const DataParallel& dp) {
   return device;
 }
 
-int64_t trainable_count(const LanguageModel& model) {
-  int64_t n = 0;
-  for (const torch::Tensor& t : model.trainable_tensors()) n += t.numel();
-  return n;
-}
-
 }  // namespace
 
 torch::Tensor language_model_loss(LanguageModel& model, const TrainBatch& batch) {
@@ -128,7 +122,7 @@ RunResult run_training(const TrainConfig& c, const RunOptions& run, const ModelF
   if (step == 0 && log) {
     nlohmann::json start = {{"event", "start"}, {"parameters", c.model.parameter_count()},
                             {"active_parameters", c.model.parameter_count(true)},
-                            {"trainable_parameters", trainable_count(*model)},
+                            {"trainable_parameters", model->trainable_count()},
                             {"tokens_per_step", tokens_per_step}, {"device", run.device},
                             {"cpu", describe(cpu)}, {"world_size", dp.world_size()},
                             {"config", config_json}};
