@@ -218,9 +218,32 @@ std::string person_facts(SynthRng& rng, const Json& answer) {
 
 // A made-up label before the text or a distractor sentence after it: capitalised words that
 // are not the answer, in places the fixed templates never put them.
+// Real words that head a document; with the broad-variety knob they stand beside made-up
+// labels, so a capitalised common word before a colon is not taken for a name either.
+constexpr std::string_view kDocumentWords[] = {
+    "Memo",    "Record",  "Entry",   "Summary", "Report",  "Excerpt", "Log",    "Update",
+    "Notice",  "Message", "Clipping", "Transcript", "Bulletin", "Minutes", "Letter",
+    "Statement", "Draft", "Snippet", "Item",    "Case",    "Ticket",  "Form",   "Archive",
+    "Journal", "Diary",   "Post",    "Email",   "Brief",   "Digest",  "Column", "Quote",
+    "Invoice", "Profile", "Listing", "Announcement", "Reminder", "Dispatch"};
+constexpr std::string_view kDepartments[] = {"Office", "Branch", "Team", "Desk", "Accounts",
+                                             "Records", "Travel", "Sales", "Payroll", "Events"};
+
+std::string lower_first(std::string word) {
+  if (!word.empty() && word[0] >= 'A' && word[0] <= 'Z') word[0] = static_cast<char>(word[0] - 'A' + 'a');
+  return word;
+}
+
+std::string document_label(SynthRng& rng) {
+  if (!rng.broad_variety()) return invented_word(rng);
+  const std::string word(rng.pick(Words(kDocumentWords)));
+  if (rng.percent(30)) return std::string(rng.pick(Words(kDepartments))) + " " + lower_first(word);
+  return word;
+}
+
 std::string vary_text(SynthRng& rng, const Extraction& e) {
   std::string text = e.name == "Person" && rng.percent(50) ? person_facts(rng, e.answer) : e.text;
-  const std::string label = invented_word(rng);
+  const std::string label = document_label(rng);
   switch (rng.below(4)) {
     case 0:
       return label + ": " + text;
@@ -233,12 +256,35 @@ std::string vary_text(SynthRng& rng, const Extraction& e) {
   }
 }
 
+// Bounds and lengths on the schema's fields, always satisfied by the answer: numbers in the
+// schema that a model must not copy into the record (a model trained without them answered
+// "age": 150 for a schema with "maximum": 150).
+void add_constraints(SynthRng& rng, Extraction& e) {
+  static constexpr int64_t kMaxima[] = {99, 100, 120, 130, 150, 200, 365, 500, 1000, 9999,
+                                        10000, 50000, 100000, 1000000};
+  for (auto& [key, property] : e.schema["properties"].items()) {
+    const Json& value = e.answer[key];
+    if (value.is_number() && rng.percent(70)) {
+      std::vector<int64_t> fits;
+      for (int64_t m : kMaxima) {
+        if (value.get<double>() <= static_cast<double>(m)) fits.push_back(m);
+      }
+      if (rng.percent(60)) property["minimum"] = rng.percent(50) ? 0 : (value.get<double>() >= 1 ? 1 : 0);
+      if (!fits.empty()) property["maximum"] = fits[rng.below(fits.size())];
+    } else if (value.is_string() && rng.percent(25)) {
+      property["minLength"] = 1;
+      if (rng.percent(50)) property["maxLength"] = value.get<std::string>().size() + rng.range(20, 200);
+    }
+  }
+}
+
 Messages make_extraction(SynthRng& rng) {
   using Maker = Extraction (*)(SynthRng&);
   static constexpr std::array<Maker, 5> kMakers = {person, event, payment, trip, order};
   Extraction e = kMakers[rng.below(kMakers.size())](rng);
   const int vary = rng.varied_phrasing_percent();  // 0: no draw, the pretraining stream
   if (vary > 0 && rng.percent(vary)) e.text = vary_text(rng, e);
+  if (rng.broad_variety()) add_constraints(rng, e);
   const std::string prompt = std::string(rng.pick(Words(kAsk))) + e.text;
   return {
       {"system", std::string(rng.pick(Words(kSystem)))},

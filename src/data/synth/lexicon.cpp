@@ -3,6 +3,7 @@
 #include "data/synth/synth_rng.h"
 
 #include <array>
+#include <vector>
 
 #include "data/synth/synth_rng.h"
 
@@ -137,22 +138,76 @@ bool invent(SynthRng& rng) {
   return rng.invented_names_percent() > 0 && rng.percent(rng.invented_names_percent());
 }
 
+// The broader inventory: every letter, doubled consonants and clusters that the syllable
+// table above never makes ("Quillbright", "Oxwenna").
+constexpr std::string_view kWideOnsets[] = {
+    "b", "c", "ch", "d", "f", "g", "gr", "h", "j", "k", "kn", "l", "m", "n", "p", "ph", "pl",
+    "qu", "r", "s", "sc", "sk", "sl", "sw", "t", "th", "v", "w", "wr", "x", "y", "z", "", ""};
+constexpr std::string_view kWideVowels[] = {"a", "e", "i", "o", "u", "ae", "ea", "ee",
+                                            "ei", "ie", "oo", "ou", "y", "au", "oe"};
+constexpr std::string_view kWideCodas[] = {"", "", "b", "ck", "d", "ff", "g", "ll", "lt", "m",
+                                           "nd", "ng", "p", "rn", "rt", "sz", "tz", "w", "x", "z"};
+
+std::string wide_word(SynthRng& rng) {
+  std::string w;
+  const int64_t syllables = rng.range(1, 3);
+  for (int64_t i = 0; i < syllables; ++i) {
+    w += rng.pick(Words(kWideOnsets));
+    w += rng.pick(Words(kWideVowels));
+    w += rng.pick(Words(kWideCodas));
+  }
+  if (w.size() < 3) w += rng.pick(Words(kWideOnsets)) == "" ? "on" : "ek";
+  w[0] = static_cast<char>(w[0] - 'a' + 'A');
+  return w;
+}
+
+// The start of one listed word joined to the end of another ("Marg" + "ulescu"): names that
+// look real but that no list holds, so they can only be copied.
+std::string spliced_word(SynthRng& rng, std::span<const std::string_view> list) {
+  const std::string_view a = rng.pick(list), b = rng.pick(list);
+  size_t head = static_cast<size_t>(rng.range(1, static_cast<int64_t>(a.size())));
+  size_t from = b.size() - static_cast<size_t>(rng.range(1, static_cast<int64_t>(b.size())));
+  // Cut between characters, never inside a UTF-8 sequence ("Tomás").
+  const auto continuation = [](char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; };
+  while (head < a.size() && continuation(a[head])) ++head;
+  while (from < b.size() && continuation(b[from])) ++from;
+  std::string w = std::string(a.substr(0, head)) + std::string(b.substr(from));
+  for (size_t i = 1; i < w.size(); ++i) {
+    if (w[i] >= 'A' && w[i] <= 'Z') w[i] = static_cast<char>(w[i] - 'A' + 'a');
+  }
+  return w;
+}
+
+// An invented name: the syllable table, or with the broad-variety knob the wider inventory or
+// a splice of two names from `list`.
+std::string invented_name(SynthRng& rng, std::span<const std::string_view> list) {
+  if (!rng.broad_variety()) return made_up_word(rng);
+  return rng.percent(50) ? wide_word(rng) : spliced_word(rng, list);
+}
+
 }  // namespace
 
 std::string invented_word(SynthRng& rng) { return made_up_word(rng); }
 
 std::string draw_first_name(SynthRng& rng) {
-  if (invent(rng)) return made_up_word(rng);
+  if (invent(rng)) return invented_name(rng, first_names());
   return std::string(rng.pick(first_names()));
 }
 
 std::string draw_last_name(SynthRng& rng) {
-  if (invent(rng)) return made_up_word(rng);
+  if (invent(rng)) return invented_name(rng, last_names());
   return std::string(rng.pick(last_names()));
 }
 
 std::string draw_city_name(SynthRng& rng) {
-  if (invent(rng)) return made_up_word(rng);
+  if (invent(rng)) {
+    static const std::vector<std::string_view> kCityNames = [] {
+      std::vector<std::string_view> names;
+      for (const City& c : cities()) names.push_back(c.name);
+      return names;
+    }();
+    return invented_name(rng, kCityNames);
+  }
   return std::string(rng.pick(cities()).name);
 }
 
@@ -171,18 +226,22 @@ std::string lower(std::string s) {
 }  // namespace
 
 std::string draw_occupation(SynthRng& rng) {
-  if (invent(rng)) return lower(made_up_word(rng)) + std::string(rng.pick(Words(kJobSuffixes)));
+  if (invent(rng)) {
+    return lower(invented_name(rng, occupations())) + std::string(rng.pick(Words(kJobSuffixes)));
+  }
   return std::string(rng.pick(occupations()));
 }
 
 std::string draw_event_name(SynthRng& rng) {
-  if (invent(rng)) return lower(made_up_word(rng)) + " " + std::string(rng.pick(Words(kEventKinds)));
+  if (invent(rng)) {
+    return lower(invented_name(rng, last_names())) + " " + std::string(rng.pick(Words(kEventKinds)));
+  }
   return std::string(rng.pick(event_names()));
 }
 
 std::string draw_company(SynthRng& rng) {
   if (invent(rng)) {
-    std::string name = made_up_word(rng);
+    std::string name = invented_name(rng, last_names());
     name += " ";
     name += rng.pick(Words(kCompanySuffixes));
     return name;

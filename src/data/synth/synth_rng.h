@@ -27,6 +27,11 @@ struct SynthKnobs {
   // distractor sentence around the text, and person records as facts in shuffled order, so a
   // model learns to find fields by their role, not by their place in a few templates.
   int varied_phrasing_percent = 0;
+  // The share of items drawn from the broader generator: invented names from a wider letter
+  // inventory or spliced from two listed names, real-word labels around extraction texts, and
+  // tool requests in more phrasings inside greetings and asides. The syllable names alone were
+  // a small enough family that a model learned to make them up instead of copying them.
+  int broad_variety_percent = 0;
 };
 
 class SynthRng {
@@ -35,6 +40,10 @@ class SynthRng {
   int invented_names_percent() const { return knobs_.invented_names_percent; }
   int bare_arithmetic_percent() const { return knobs_.bare_arithmetic_percent; }
   int varied_phrasing_percent() const { return knobs_.varied_phrasing_percent; }
+  // One draw of the broad-variety knob; no draw at all when it is 0 (the older streams).
+  bool broad_variety() {
+    return knobs_.broad_variety_percent > 0 && percent(knobs_.broad_variety_percent);
+  }
 
   // Uniform in [0, n), n > 0, without modulo bias (rejection of the short last interval).
   uint64_t below(uint64_t n) {
