@@ -173,6 +173,7 @@ ChatResult ChatService::complete(const ChatRequest& request,
   plan.tool_mode = tool_mode(request);
   plan.parallel_tool_calls = request.parallel_tool_calls;
   plan.max_tokens = request.max_tokens;
+  plan.logprobs_top = request.logprobs_top;
   if (request.response_schema) {
     plan.answer_grammar = grammars_->get_or_compile(request.response_schema->dump());
   }
@@ -208,6 +209,11 @@ ChatResult ChatService::complete(const ChatRequest& request,
       [&] { return !is_cancelled || !is_cancelled(); });
   out.text = r.text;
   out.tool_calls = r.tool_calls;
+  for (const sample::SampledLogprobs& l : r.answer_logprobs) {
+    ChatLogprob entry{{tok.token_bytes(l.chosen.token), l.chosen.logprob}, {}};
+    for (const sample::TokenLogprob& t : l.top) entry.top.push_back({tok.token_bytes(t.token), t.logprob});
+    out.logprobs.push_back(std::move(entry));
+  }
   for (ToolCall& c : out.tool_calls) {
     char id[32];
     std::snprintf(id, sizeof id, "call_%08llx", static_cast<unsigned long long>(++call_counter_));

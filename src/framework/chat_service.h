@@ -28,6 +28,7 @@
 
 #include "framework/chat_template.h"
 #include "framework/loaded_model.h"
+#include "sample/logprobs.h"
 #include "framework/tool_grammar.h"  // ChatToolSpec
 #include "guided/json_schema_compiler.h"
 #include "sample/sampler.h"
@@ -62,12 +63,25 @@ struct ChatRequest {
   std::string response_description;  // likewise (json_schema.description)
   sample::SamplerConfig sampling;
   int64_t max_tokens = -1;        // < 0: until the end of the turn or the context is full
+  // >= 0: report each answer token's log-probability with this many alternatives
+  // (ChatResult::logprobs); < 0: none.
+  int logprobs_top = -1;
 };
 
 // Text produced since the previous delta. Tool calls are not streamed as text: they arrive
 // whole in ChatResult::tool_calls.
 struct ChatDelta {
   std::string text;
+};
+
+// One answer token's log-probability (sample/logprobs.h), with the bytes it stands for.
+struct ChatTokenLogprob {
+  std::string bytes;  // may be part of a UTF-8 character
+  float logprob = 0.0f;
+};
+struct ChatLogprob {
+  ChatTokenLogprob chosen;
+  std::vector<ChatTokenLogprob> top;  // most likely first
 };
 
 struct ChatResult {
@@ -77,6 +91,8 @@ struct ChatResult {
   int64_t prompt_tokens = 0;
   int64_t cached_prompt_tokens = 0;  // of prompt_tokens, reused from a slot's KV cache
   int64_t completion_tokens = 0;
+  // With ChatRequest::logprobs_top >= 0: one entry per answer-text token (sample/logprobs.h).
+  std::vector<ChatLogprob> logprobs;
 };
 
 struct ChatServiceOptions {

@@ -71,6 +71,9 @@ class ResponseDecoder::Turn {
       const int32_t token = sampler.sample(
           buf, seq.tokens(), masked ? std::span<const bool>(mask_.get(), tok_.vocab_size())
                                     : std::span<const bool>());
+      if (plan_.logprobs_top >= 0 && is_answer_text(token)) {
+        result_.answer_logprobs.push_back(sample::logprobs_at(logits, token, plan_.logprobs_top));
+      }
       if (!emit(token, seq, logits)) break;
     }
     return std::move(result_);
@@ -80,6 +83,14 @@ class ResponseDecoder::Turn {
   enum class State { kAnswer, kToolBody, kAfterTool, kAfterBetween };
 
   bool tools_enabled() const { return plan_.tool_grammar && plan_.tool_mode != ToolMode::kNone; }
+
+  // Whether `token`, sampled now, becomes part of the answer text (on_answer_token's cases).
+  bool is_answer_text(int32_t token) const {
+    if (state_ != State::kAnswer) return false;
+    if (tools_enabled() && token == tool_start_) return false;
+    if (answer_) return token != end_of_turn_;
+    return std::find(stop_ids_.begin(), stop_ids_.end(), token) == stop_ids_.end();
+  }
 
   // Writes the allowed set into mask_ and returns true, or adjusts logits and returns false
   // when every token but a few is allowed (free text).

@@ -26,6 +26,7 @@
 #include "framework/loaded_model.h"
 #include "framework/sequence.h"
 #include "guided/grammar.h"
+#include "sample/logprobs.h"
 #include "sample/sampler.h"
 
 namespace afm {
@@ -38,6 +39,9 @@ struct DecodePlan {
   ToolMode tool_mode = ToolMode::kNone;
   bool parallel_tool_calls = true;
   int64_t max_tokens = -1;  // < 0: until the end of the turn or the context is full
+  // >= 0: record the log-probability of every answer-text token with this many alternatives
+  // (DecodeResult::answer_logprobs); < 0: none (no extra work per token).
+  int logprobs_top = -1;
 };
 
 struct DecodeResult {
@@ -47,6 +51,9 @@ struct DecodeResult {
   std::string finish_reason;    // "stop", "length", "tool_calls", "cancelled"
   // For a grammar-constrained answer: the text is a complete sentence of the grammar.
   bool answer_complete = false;
+  // With DecodePlan::logprobs_top >= 0: one entry per sampled token of the answer text, in
+  // order (not tool-call tokens, the tool start or the end of turn).
+  std::vector<sample::SampledLogprobs> answer_logprobs;
 };
 
 class ResponseDecoder {

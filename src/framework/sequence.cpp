@@ -31,7 +31,13 @@ std::span<const float> Sequence::prefill(std::span<const int32_t> tokens) {
   const size_t reuse = std::min(shared_prefix(tokens), tokens.size() - 1);
   context_.truncate(static_cast<int64_t>(reuse));
   tokens_.resize(reuse);
-  std::span<const float> logits = context_.eval(tokens.subspan(reuse));
+  // The last prompt token is evaluated on its own, as a decode step: batched and single-token
+  // matrix products round differently, so its logits would otherwise depend on how much of
+  // the prompt the slot had cached, and a seeded request could sample another answer warm
+  // than cold. Costs one decode step per request.
+  const std::span<const int32_t> rest = tokens.subspan(reuse);
+  if (rest.size() > 1) context_.eval(rest.first(rest.size() - 1));
+  std::span<const float> logits = context_.eval(rest.last(1));
   tokens_.insert(tokens_.end(), tokens.begin() + static_cast<ptrdiff_t>(reuse), tokens.end());
   last_evaluated_ = static_cast<int64_t>(tokens.size() - reuse);
   return logits;

@@ -45,6 +45,12 @@ void GenerationJob::run(CompleteFn complete, ChatRequest request) {
     delivered_ += tail;
     // The answer is what the client was given: cut before the stop sequence.
     result.text = delivered_;
+    // Log-probabilities end with the last token that reached the answer the client gets.
+    size_t covered = 0, keep = 0;
+    while (keep < result.logprobs.size() && covered < result.text.size()) {
+      covered += result.logprobs[keep++].chosen.bytes.size();
+    }
+    result.logprobs.resize(keep);
     // The engine saw a cancellation; the client sees a normal stop at the sequence.
     if (stops_.stopped()) result.finish_reason = "stop";
   }

@@ -312,6 +312,7 @@ class HttpServer::Impl {
 
   void chat(const httplib::Request& req, httplib::Response& res) {
     ParsedRequest p = parse_chat_request(req.body, next_seed());
+    const bool want_logprobs = p.chat.logprobs_top >= 0;  // p.chat is moved into the job
     const std::optional<ServedModel> model = catalog_.find(p.model);
     if (!model) throw unknown_model(p.model);
     auto job = std::make_shared<GenerationJob>(model->complete, std::move(p.chat),
@@ -347,7 +348,7 @@ class HttpServer::Impl {
     const CompletionMeta meta = new_completion_meta(model->id);
     if (!p.stream) {
       t_detail = usage_detail(job->result());
-      send_json(res, completion_json(meta, job->result()));
+      send_json(res, completion_json(meta, job->result(), want_logprobs));
       return;
     }
     auto encoder = std::make_shared<SseEncoder>(meta, p.include_usage);

@@ -61,7 +61,9 @@ std::string client_finish_reason(const ChatResult& result);
 nlohmann::ordered_json usage_json(const ChatResult& result);
 // [{"id", "type": "function", "function": {"name", "arguments": "<JSON text>"}}]
 nlohmann::ordered_json tool_calls_json(const std::vector<ToolCall>& calls);
-nlohmann::ordered_json completion_json(const CompletionMeta& meta, const ChatResult& result);
+// logprobs: whether the request asked for them (choice.logprobs is null otherwise).
+nlohmann::ordered_json completion_json(const CompletionMeta& meta, const ChatResult& result,
+                                       bool logprobs = false);
 
 // "data: <compact JSON>\n\n"; invalid UTF-8 in strings is replaced, never thrown.
 std::string sse_data(const nlohmann::ordered_json& value);

@@ -253,6 +253,24 @@ void parse_sampling(const Json& body, ParsedRequest& out, uint64_t default_seed)
   }
 }
 
+// logprobs: true reports every answer token's log-probability; top_logprobs (0-20, OpenAI's
+// range) adds that many alternatives and needs logprobs: true, as OpenAI requires.
+void parse_logprobs(const Json& body, ParsedRequest& out) {
+  const Json* l = member(body, "logprobs");
+  const bool on = l && as_bool(*l, "logprobs");
+  int64_t top = 0;
+  if (const Json* t = member(body, "top_logprobs")) {
+    top = as_integer(*t, "top_logprobs");
+    if (top < 0 || top > 20) {
+      bad_value("top_logprobs", "top_logprobs must be between 0 and 20, got " + std::to_string(top));
+    }
+    if (!on) bad_value("top_logprobs", "top_logprobs needs logprobs: true");
+  }
+  if (!on) return;
+  if (out.stream) unsupported("logprobs", "logprobs with stream: true is not supported; request without stream");
+  out.chat.logprobs_top = static_cast<int>(top);
+}
+
 void parse_stop(const Json& body, ParsedRequest& out) {
   const Json* stop = member(body, "stop");
   if (!stop) return;
@@ -275,12 +293,6 @@ void parse_stop(const Json& body, ParsedRequest& out) {
 void reject_unsupported(const Json& body) {
   if (const Json* n = member(body, "n"); n && as_integer(*n, "n") != 1) {
     unsupported("n", "n must be 1: afm generates one choice per request");
-  }
-  if (const Json* l = member(body, "logprobs"); l && as_bool(*l, "logprobs")) {
-    unsupported("logprobs", "logprobs is not supported");
-  }
-  if (const Json* t = member(body, "top_logprobs"); t && as_integer(*t, "top_logprobs") != 0) {
-    unsupported("top_logprobs", "top_logprobs is not supported");
   }
   if (const Json* b = member(body, "logit_bias"); b && !as_object(*b, "logit_bias").empty()) {
     unsupported("logit_bias", "logit_bias is not supported");
@@ -338,6 +350,7 @@ ParsedRequest parse_chat_request_json(const Json& body, uint64_t default_seed) {
       out.include_usage = as_bool(*u, "stream_options.include_usage");
     }
   }
+  parse_logprobs(body, out);
   return out;
 }
 

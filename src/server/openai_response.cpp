@@ -62,7 +62,33 @@ Json tool_calls_json(const std::vector<ToolCall>& calls) {
   return out;
 }
 
-Json completion_json(const CompletionMeta& meta, const ChatResult& result) {
+namespace {
+
+Json token_logprob_json(const ChatTokenLogprob& t) {
+  Json bytes = Json::array();
+  for (unsigned char c : t.bytes) bytes.push_back(static_cast<int>(c));
+  // A token that is part of a UTF-8 character shows as U+FFFD in "token" (the dump replaces
+  // it); "bytes" holds it exactly, as OpenAI's API does.
+  return Json{{"token", t.bytes}, {"logprob", t.logprob}, {"bytes", std::move(bytes)}};
+}
+
+// OpenAI's choice.logprobs: {"content": [{token, logprob, bytes, top_logprobs}], "refusal"}.
+Json logprobs_json(const ChatResult& result, bool requested) {
+  if (!requested) return nullptr;
+  Json content = Json::array();
+  for (const ChatLogprob& l : result.logprobs) {
+    Json entry = token_logprob_json(l.chosen);
+    Json top = Json::array();
+    for (const ChatTokenLogprob& t : l.top) top.push_back(token_logprob_json(t));
+    entry["top_logprobs"] = std::move(top);
+    content.push_back(std::move(entry));
+  }
+  return Json{{"content", std::move(content)}, {"refusal", nullptr}};
+}
+
+}  // namespace
+
+Json completion_json(const CompletionMeta& meta, const ChatResult& result, bool logprobs) {
   Json message;
   message["role"] = "assistant";
   message["content"] =
@@ -72,7 +98,7 @@ Json completion_json(const CompletionMeta& meta, const ChatResult& result) {
   Json choice;
   choice["index"] = 0;
   choice["message"] = std::move(message);
-  choice["logprobs"] = nullptr;
+  choice["logprobs"] = logprobs_json(result, logprobs);
   choice["finish_reason"] = client_finish_reason(result);
   Json out;
   out["id"] = meta.id;

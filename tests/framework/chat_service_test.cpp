@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "framework/chat_service.h"
+#include "framework/sequence.h"
 #include "guided/byte_matcher.h"
 #include "guided/json_schema_compiler.h"
 
@@ -138,6 +139,55 @@ TEST(ChatService, ConcurrentRequestsQueueOnOneSlotAndMatchSequentialResults) {
   tb.join();
   EXPECT_EQ(got_a, want_a);
   EXPECT_EQ(got_b, want_b);
+}
+
+TEST(ChatService, LogprobsCoverTheAnswerTokenByTokenAndGreedyPicksTheTopOne) {
+  ChatService service(model(), {});
+  ChatRequest r = request("What is 12 + 7?");
+  r.logprobs_top = 3;
+  const ChatResult out = service.complete(r);
+  ASSERT_FALSE(out.logprobs.empty());
+  std::string bytes;
+  for (const ChatLogprob& l : out.logprobs) {
+    bytes += l.chosen.bytes;
+    ASSERT_EQ(l.top.size(), 3u);
+    EXPECT_EQ(l.top[0].bytes, l.chosen.bytes);  // greedy: the most likely token
+    EXPECT_FLOAT_EQ(l.top[0].logprob, l.chosen.logprob);
+    EXPECT_LE(l.chosen.logprob, 0.0f);
+    EXPECT_GE(l.top[0].logprob, l.top[1].logprob);
+  }
+  EXPECT_EQ(bytes, out.text);
+  // Not asked for: none computed.
+  EXPECT_TRUE(service.complete(request("What is 12 + 7?")).logprobs.empty());
+  // A tool call is not answer text: no entries for its tokens.
+  ChatRequest t = request("What's the weather in Oslo?");
+  t.tools = {weather_tool()};
+  t.tool_choice = ToolChoice::kRequired;
+  t.logprobs_top = 0;
+  const ChatResult call = service.complete(t);
+  ASSERT_FALSE(call.tool_calls.empty());
+  EXPECT_TRUE(call.logprobs.empty());
+}
+
+// A seeded request must sample the same answer whether its prompt was cached or not: the
+// logits after a prompt are bitwise the same cold, fully cached and partly cached.
+TEST(Sequence, PromptLogitsDoNotDependOnTheCachedPrefix) {
+  const tokenizer::Tokenizer& tok = model()->tokenizer();
+  const std::vector<int32_t> prompt = tok.encode("The weather in Oslo is cold and the sky is grey today.");
+  const std::vector<int32_t> other = tok.encode("The weather in Rome is warm.");
+  ASSERT_GT(prompt.size(), 8u);
+  const model::ContextOptions options{.n_ctx = 256, .n_threads = 1};
+  const auto logits_after = [&](const std::vector<std::vector<int32_t>>& before) {
+    Sequence seq(model()->weights(), options);
+    for (const auto& p : before) seq.prefill(p);
+    const std::span<const float> l = seq.prefill(prompt);
+    return std::vector<float>(l.begin(), l.end());
+  };
+  const std::vector<float> cold = logits_after({});
+  EXPECT_EQ(logits_after({prompt}), cold);  // everything cached
+  EXPECT_EQ(logits_after({other}), cold);   // a shorter shared prefix cached
+  const std::vector<int32_t> half(prompt.begin(), prompt.begin() + 5);
+  EXPECT_EQ(logits_after({half}), cold);
 }
 
 TEST(ChatService, BadRequestsAreTypedErrorsNamingTheProblem) {

@@ -112,6 +112,25 @@ def test_plain_and_stream(s, client):
     assert a.choices[0].message.content == b.choices[0].message.content
 
 
+def test_logprobs(s, client):
+    r = client.chat.completions.create(model=MODEL_ID, messages=ask("What is 12 + 7?"),
+                                       temperature=0, max_tokens=12, logprobs=True, top_logprobs=3)
+    content = r.choices[0].logprobs.content
+    assert content and len(content) <= r.usage.completion_tokens
+    text = b"".join(bytes(t.bytes) for t in content).decode("utf-8")
+    assert text == r.choices[0].message.content  # token by token, the whole answer
+    for t in content:
+        assert t.logprob <= 0 and len(t.top_logprobs) == 3
+        assert t.top_logprobs[0].token == t.token  # greedy picks the most likely token
+    plain = client.chat.completions.create(model=MODEL_ID, messages=ask("Hi"), max_tokens=4)
+    assert plain.choices[0].logprobs is None
+    try:
+        client.chat.completions.create(model=MODEL_ID, messages=ask("Hi"), top_logprobs=2)
+        raise AssertionError("top_logprobs without logprobs was accepted")
+    except openai.BadRequestError as e:
+        assert e.body["param"] == "top_logprobs"
+
+
 PERSON = {
     "type": "object",
     "properties": {
@@ -297,6 +316,7 @@ def main():
         client = openai.OpenAI(base_url=s.url + "/v1", api_key=KEY, max_retries=0, timeout=300)
         test_health_and_models(s, client)
         test_plain_and_stream(s, client)
+        test_logprobs(s, client)
         test_json_schema(s, client)
         test_tools(s, client)
         test_errors(s, client)

@@ -290,8 +290,6 @@ TEST(OpenAiRequest, ResponseFormatErrors) {
 TEST(OpenAiRequest, UnsupportedFeaturesAreRejectedNotIgnored) {
   EXPECT_EQ(error_with("n", 2).param, "n");
   EXPECT_EQ(error_with("n", 2).code, "unsupported_parameter");
-  EXPECT_EQ(error_with("logprobs", true).param, "logprobs");
-  EXPECT_EQ(error_with("top_logprobs", 3).param, "top_logprobs");
   EXPECT_EQ(error_with("logit_bias", {{"50256", -100}}).param, "logit_bias");
   EXPECT_EQ(error_with("functions", Json::array()).param, "functions");
   EXPECT_EQ(error_with("audio", {{"voice", "x"}}).param, "audio");
@@ -299,6 +297,47 @@ TEST(OpenAiRequest, UnsupportedFeaturesAreRejectedNotIgnored) {
   Json b = base();
   b.erase("model");
   EXPECT_EQ(error_of(b).code, "missing_required_parameter");
+}
+
+TEST(OpenAiRequest, LogprobsAndTopLogprobs) {
+  EXPECT_EQ(parse(base()).chat.logprobs_top, -1);  // off by default
+  Json b = base();
+  b["logprobs"] = true;
+  EXPECT_EQ(parse(b).chat.logprobs_top, 0);
+  b["top_logprobs"] = 5;
+  EXPECT_EQ(parse(b).chat.logprobs_top, 5);
+  b["logprobs"] = false;  // OpenAI: top_logprobs needs logprobs
+  EXPECT_EQ(error_of(b).param, "top_logprobs");
+  b["logprobs"] = true;
+  b["top_logprobs"] = 21;
+  EXPECT_EQ(error_of(b).param, "top_logprobs");
+  b["top_logprobs"] = -1;
+  EXPECT_EQ(error_of(b).code, "invalid_value");
+  b["top_logprobs"] = 2;
+  b["stream"] = true;  // not streamed yet: said, not ignored
+  EXPECT_EQ(error_of(b).code, "unsupported_parameter");
+  EXPECT_EQ(error_with("logprobs", "yes").param, "logprobs");
+}
+
+TEST(OpenAiResponse, LogprobsInOpenAisShape) {
+  ChatResult r;
+  r.text = "h\xc3\xa9";
+  r.finish_reason = "stop";
+  r.logprobs = {{{"h", -0.5f}, {{"h", -0.5f}, {"x", -1.5f}}},
+                {{"\xc3\xa9", -0.25f}, {{"\xc3\xa9", -0.25f}, {"\xc3", -2.0f}}}};
+  const CompletionMeta meta{"chatcmpl-x", 123, "m"};
+  EXPECT_TRUE(completion_json(meta, r)["choices"][0]["logprobs"].is_null());  // not asked
+  const Json l = completion_json(meta, r, true)["choices"][0]["logprobs"];
+  ASSERT_EQ(l["content"].size(), 2u);
+  EXPECT_TRUE(l["refusal"].is_null());
+  EXPECT_EQ(l["content"][0]["token"], "h");
+  EXPECT_FLOAT_EQ(l["content"][0]["logprob"].get<float>(), -0.5f);
+  EXPECT_EQ(l["content"][0]["bytes"], Json::array({104}));
+  EXPECT_EQ(l["content"][0]["top_logprobs"][1]["token"], "x");
+  EXPECT_EQ(l["content"][1]["bytes"], Json::array({0xc3, 0xa9}));
+  // Part of a character: exact in "bytes"; the body still serialises (U+FFFD in "token").
+  EXPECT_EQ(l["content"][1]["top_logprobs"][1]["bytes"], Json::array({0xc3}));
+  EXPECT_NO_THROW((void)l.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
 TEST(OpenAiResponse, CompletionObject) {
