@@ -107,6 +107,10 @@ void check_example(const Example& e, const std::string& where) {
         EXPECT_NE(m[1].content.find(m[2].content), std::string::npos) << where;  // listed label
       }
       break;
+    case Task::kSmallTalk:  // answered in text, never by a tool call
+      EXPECT_EQ(m.size(), 3u) << where;
+      EXPECT_EQ(m[2].content.find(kToolCallStartToken), std::string::npos) << where;
+      break;
   }
   const std::string text = render_example(e);
   EXPECT_EQ(text.rfind("<turn_start> system\n", 0), 0u) << where;
@@ -146,6 +150,15 @@ TEST(Synth, TaskSubsetAndNames) {
     EXPECT_EQ(make_example(5, i, {Task::kTools}).task, Task::kTools);
   }
   EXPECT_EQ(parse_task("classification"), Task::kClassification);
+  EXPECT_EQ(parse_task("chat"), Task::kSmallTalk);
+  int with_tools = 0;
+  for (uint64_t i = 0; i < 200; ++i) {
+    const Example e = make_example(5, i, {Task::kSmallTalk});
+    check_example(e, "chat " + std::to_string(i));
+    with_tools += e.messages[0].content.find(kToolsMarker) != std::string::npos;
+  }
+  EXPECT_GT(with_tools, 60);  // tools on offer and still a text answer
+  EXPECT_LT(with_tools, 180);
   try {
     parse_task("poetry");
     FAIL();

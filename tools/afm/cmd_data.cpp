@@ -133,8 +133,8 @@ void add_synth(CLI::App& data) {
   cmd->add_option("--n", a->n, "Number of documents")->required()->check(at_least(1));
   cmd->add_option("--out", a->out, "Output document file (written atomically)")->required();
   cmd->add_option("--tasks", a->tasks,
-                  "Comma-separated tasks (default all): extraction, tools, arithmetic, "
-                  "classification")
+                  "Comma-separated tasks (default: the first four): extraction, tools, "
+                  "arithmetic, classification; chat (small talk, only when named)")
       ->delimiter(',');
   cmd->add_option("--format", a->format,
                   "text: a document file for `afm data shards`; jsonl: one OpenAI-shaped "

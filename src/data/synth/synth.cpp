@@ -23,6 +23,8 @@ std::string_view task_name(Task task) {
       return "arithmetic";
     case Task::kClassification:
       return "classification";
+    case Task::kSmallTalk:
+      return "chat";
   }
   AFM_CHECK(false && "unknown task");
   return {};
@@ -30,7 +32,7 @@ std::string_view task_name(Task task) {
 
 Task parse_task(std::string_view name) {
   std::string known;
-  for (Task t : kAllTasks) {
+  for (Task t : kKnownTasks) {
     if (task_name(t) == name) return t;
     known += (known.empty() ? "" : ", ") + std::string(task_name(t));
   }
@@ -59,6 +61,8 @@ Example make_example(uint64_t seed, uint64_t index, const std::vector<Task>& tas
       return {task, make_arithmetic(rng)};
     case Task::kClassification:
       return {task, make_classification(rng)};
+    case Task::kSmallTalk:
+      return {task, make_small_talk(rng)};
   }
   AFM_CHECK(false && "unknown task");
   return {};

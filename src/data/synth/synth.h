@@ -20,13 +20,18 @@
 
 namespace afm::data::synth {
 
-enum class Task { kExtraction, kTools, kArithmetic, kClassification };
+enum class Task { kExtraction, kTools, kArithmetic, kClassification, kSmallTalk };
+// The default set (the pretraining stream); small talk only when named.
 inline constexpr std::array<Task, 4> kAllTasks = {Task::kExtraction, Task::kTools,
                                                   Task::kArithmetic, Task::kClassification};
+inline constexpr std::array<Task, 5> kKnownTasks = {Task::kExtraction, Task::kTools,
+                                                    Task::kArithmetic, Task::kClassification,
+                                                    Task::kSmallTalk};
 
-std::string_view task_name(Task task);  // "extraction", "tools", "arithmetic", "classification"
+// "extraction", "tools", "arithmetic", "classification", "chat"
+std::string_view task_name(Task task);
 Task parse_task(std::string_view name);
-// Sorted into canonical (enum) order without duplicates; empty means all tasks.
+// Sorted into canonical (enum) order without duplicates; empty means the default set.
 std::vector<Task> canonical_tasks(std::vector<Task> tasks);
 
 struct Example {

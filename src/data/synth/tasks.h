@@ -26,5 +26,8 @@ Messages make_arithmetic(SynthRng& rng);
 // (d) Sentiment or topic classification with the label set in the prompt; the answer is the
 // label, or {"label": ...} when a response format is given.
 Messages make_classification(SynthRng& rng);
+// (e) Small talk (greetings, thanks, farewells, questions about the assistant) answered in
+// text, with or without tools on offer; only when asked for (`--tasks chat`).
+Messages make_small_talk(SynthRng& rng);
 
 }  // namespace afm::data::synth
