@@ -21,6 +21,10 @@ Scoring (a reply that is missing, not JSON, or of the wrong shape counts as wron
               numerically); field exact-match rate and whole-record exact-match rate.
   arithmetic  the integer after "The answer is", else the last integer in the reply, equals the
               truth; accuracy overall, for addition and for subtraction.
+  chat        small talk (greetings, thanks, farewells, "how are you", "what can you do"), with
+              tools offered to half of the items and tool_choice auto: in_text (answered in text,
+              no tool call) and on_topic (in text, and the reply has a word of its kind: a
+              greeting back, "welcome"/"glad", "bye", "well"/"fine", or what the model does).
   tools       the first tool call's name (name accuracy) and name plus arguments (argument
               accuracy). Arguments are compared as JSON values, except that get_weather's
               "unit": "celsius" equals leaving the unit out (the tool's default), and calculate's
@@ -44,7 +48,7 @@ import time
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TASKS = ("extraction", "arithmetic", "tools")
+TASKS = ("extraction", "arithmetic", "tools", "chat")
 
 # ---------------------------------------------------------------------------------------------
 # Word lists (none of these occur in the training generator; checked below).
@@ -147,6 +151,24 @@ RATE_TEXTS = ["What's the rate from {base_name} to {quote_name} today?",
 
 # The tools as the training data declares them (src/data/synth/tool_catalog.cpp): this is the
 # model's API, so names, descriptions and parameter schemas are the same on purpose.
+CHAT_SYSTEM = "Chat with the user."
+CHAT_TEXTS = {
+    "greeting": ["Good afternoon!", "Hiya", "Greetings, bot.", "Hello hello", "Yo! Anybody home?"],
+    "thanks": ["Much appreciated.", "Thanks a bunch!", "I appreciate it.", "Many thanks for that."],
+    "farewell": ["Catch you later.", "Signing off now.", "Farewell!", "Talk tomorrow, bye."],
+    "wellbeing": ["How have you been?", "Hope you're well?", "How is your day going?"],
+    "capabilities": ["What are your skills?", "What sort of things can you help with?",
+                     "Introduce yourself, please."],
+}
+# A reply is on topic when it has a word of its kind (case-insensitive, whole words).
+CHAT_TOPIC = {
+    "greeting": r"hello|hi|hey|greetings|good (morning|afternoon|evening)|welcome|help",
+    "thanks": r"welcome|glad|pleasure|any ?time|no problem",
+    "farewell": r"bye|goodbye|see you|take care|later|farewell",
+    "wellbeing": r"well|fine|good|great|okay|ok",
+    "capabilities": r"extract\w*|json|arithmetic|sums?|tools?|questions?|help",
+}
+
 _UNIT_ENUM = {"type": "string", "enum": list(UNIT_NAMES)}
 _CURRENCY_ENUM = {"type": "string", "enum": ["USD", "EUR", "GBP"]}
 
@@ -188,7 +210,8 @@ def _all_templates():
     out = [EXTRACTION_SYSTEM, ARITHMETIC_SYSTEM, TOOLS_SYSTEM]
     for group in (EXTRACTION_LEADS, PERSON_TEXTS, EVENT_TEXTS, PAYMENT_TEXTS, ADD_TEXTS,
                   SUB_TEXTS, WEATHER_TEXTS, WEATHER_UNIT_TEXTS, list(CALC_TEXTS.values()),
-                  CONVERT_TEXTS, CALENDAR_TEXTS, RATE_TEXTS):
+                  CONVERT_TEXTS, CALENDAR_TEXTS, RATE_TEXTS, [CHAT_SYSTEM],
+                  *CHAT_TEXTS.values()):
         out.extend(group)
     return out
 
@@ -410,8 +433,20 @@ def make_tools(rng):
             "expected": {"name": name, "arguments": args}}
 
 
-MAKERS = {"extraction": make_extraction, "arithmetic": make_arithmetic, "tools": make_tools}
-MAX_TOKENS = {"extraction": 160, "arithmetic": 64, "tools": 96}
+def make_chat(rng):
+    kind = rng.choice(list(CHAT_TEXTS))
+    item = {"task": "chat", "kind": kind,
+            "messages": [{"role": "system", "content": CHAT_SYSTEM},
+                         {"role": "user", "content": rng.choice(CHAT_TEXTS[kind])}],
+            "expected": kind}
+    if rng.random() < 0.5:  # tools on offer that the message does not call for
+        item["tools"] = [tool_param(t) for t in rng.sample(list(TOOL_SPECS), rng.randint(1, 3))]
+    return item
+
+
+MAKERS = {"extraction": make_extraction, "arithmetic": make_arithmetic, "tools": make_tools,
+          "chat": make_chat}
+MAX_TOKENS = {"extraction": 160, "arithmetic": 64, "tools": 96, "chat": 48}
 
 
 def generate(task, n, seed):
@@ -463,6 +498,17 @@ def score_arithmetic(expected, content):
     m = ANSWER.search(content) if isinstance(content, str) else None
     strict = bool(m) and int(m.group(1).replace(",", "")) == expected
     return {"parsed": got, "correct": got == expected, "strict": strict}
+
+
+def score_chat(kind, got):
+    """in_text: a non-empty text reply and no tool call; on_topic: also a word of its kind."""
+    got = got if isinstance(got, dict) else {}
+    content = got.get("content") if isinstance(got.get("content"), str) else ""
+    in_text = bool(content.strip()) and not got.get("tool_calls")
+    pattern = CHAT_TOPIC.get(kind)
+    on_topic = in_text and bool(pattern) and bool(
+        re.search(r"\b(" + pattern + r")\b", content, re.IGNORECASE))
+    return {"in_text": in_text, "on_topic": on_topic}
 
 
 def _normalized_args(name, args):
@@ -558,11 +604,12 @@ def ask(client, model_id, item):
     if "response_format" in item:
         kw["response_format"] = item["response_format"]
     if "tools" in item:
-        kw["tools"], kw["tool_choice"] = item["tools"], "required"
+        kw["tools"] = item["tools"]
+        kw["tool_choice"] = "required" if item["task"] == "tools" else "auto"
     try:
         r = client.chat.completions.create(**kw)
         choice = r.choices[0]
-        if item["task"] == "tools":
+        if item["task"] in ("tools", "chat"):
             calls = [{"name": c.function.name, "arguments": c.function.arguments}
                      for c in (choice.message.tool_calls or [])]
             got = {"tool_calls": calls, "content": choice.message.content}
@@ -578,6 +625,8 @@ def score_item(item, got):
         return score_extraction(item["expected"], got)
     if item["task"] == "arithmetic":
         return score_arithmetic(item["expected"], got)
+    if item["task"] == "chat":
+        return score_chat(item["expected"], got)
     return score_tools(item["expected"], (got or {}).get("tool_calls"))
 
 
@@ -604,6 +653,13 @@ def summarize(task, records):
         rows.append(("answer_format",) +
                     rate(isinstance(r["got"], str) and "The answer is" in r["got"]
                          for r in records))
+    elif task == "chat":
+        rows.append(("in_text",) + rate(r["score"]["in_text"] for r in records))
+        rows.append(("on_topic",) + rate(r["score"]["on_topic"] for r in records))
+        for kind in CHAT_TEXTS:
+            picked = [r["score"]["on_topic"] for r in records if r["kind"] == kind]
+            if picked:
+                rows.append((f"on_topic_{kind}",) + rate(picked))
     else:
         rows.append(("name_accuracy",) + rate(r["score"]["name"] for r in records))
         rows.append(("argument_accuracy",) + rate(r["score"]["arguments"] for r in records))
@@ -663,7 +719,7 @@ def table(results):
 def main(argv=None):
     p = argparse.ArgumentParser(
         description="Held-out task evaluation of a model through `afm serve` (extraction, "
-                    "arithmetic, tools); items never share names or templates with the "
+                    "arithmetic, tools, chat); items never share names or templates with the "
                     "training generator.")
     p.add_argument("--model", required=True, help="GGUF model file")
     p.add_argument("--afm", default=os.environ.get("AFM_BIN", os.path.join(ROOT, "build", "afm")),

@@ -85,6 +85,21 @@ def test_tools_scorer():
         assert not s["arguments"], broken
 
 
+def test_chat_scorer():
+    s = task_eval.score_chat
+    assert s("greeting", {"content": "Hello! How can I help?", "tool_calls": []}) == \
+        {"in_text": True, "on_topic": True}
+    assert s("farewell", {"content": "Hello! How can I help?", "tool_calls": []}) == \
+        {"in_text": True, "on_topic": False}  # text, but not a goodbye
+    call = [{"name": "get_weather", "arguments": "{}"}]
+    assert s("greeting", {"content": "hello", "tool_calls": call}) == \
+        {"in_text": False, "on_topic": False}  # a tool call is never small talk
+    assert s("thanks", {"content": "worldwide", "tool_calls": []})["on_topic"] is False  # whole words
+    for broken in (None, {}, {"content": None}, {"content": 3}, "text", {"content": "  "}):
+        assert s("thanks", broken) == {"in_text": False, "on_topic": False}, broken
+    assert s("unknown kind", {"content": "hello"})["on_topic"] is False
+
+
 def test_generation():
     for task in task_eval.TASKS:
         a = task_eval.generate(task, 20, 7)
@@ -97,6 +112,8 @@ def test_generation():
     for item in task_eval.generate("tools", 50, 1):
         names = [t["function"]["name"] for t in item["tools"]]
         assert item["expected"]["name"] in names and len(names) == len(set(names)) <= 3, item
+    for item in task_eval.generate("chat", 50, 1):
+        assert item["expected"] in task_eval.CHAT_TOPIC and item["messages"][-1]["content"]
     for item in task_eval.generate("extraction", 50, 1):
         schema = item["response_format"]["json_schema"]["schema"]
         assert schema["additionalProperties"] is False
@@ -128,7 +145,8 @@ def test_run_on_shipped_model():
     assert list(report["tasks"]) == list(task_eval.TASKS)
     expect_metrics = {"extraction": {"field_exact_match", "record_exact_match", "valid_json"},
                       "arithmetic": {"accuracy", "accuracy_add", "accuracy_sub", "accuracy_strict"},
-                      "tools": {"name_accuracy", "argument_accuracy"}}
+                      "tools": {"name_accuracy", "argument_accuracy"},
+                      "chat": {"in_text", "on_topic"}}
     for task, result in report["tasks"].items():
         metrics = {m["metric"]: m for m in result["metrics"]}
         assert expect_metrics[task] <= set(metrics), (task, metrics)
@@ -158,8 +176,8 @@ def test_run_on_shipped_model():
 
 
 def main():
-    tests = [test_extraction_scorer, test_arithmetic_scorer, test_tools_scorer, test_generation,
-             test_run_on_shipped_model]
+    tests = [test_extraction_scorer, test_arithmetic_scorer, test_tools_scorer, test_chat_scorer,
+             test_generation, test_run_on_shipped_model]
     for t in tests:
         t()
         print(f"ok {t.__name__}")
