@@ -277,7 +277,8 @@ TEST(SynthKnobs, BroadVarietyNamesAreCopiedWholeCharactersAndNotSyllablesOnly) {
     const Example e = make_example(7, i, {Task::kExtraction},
                                    {.invented_names_percent = 100,
                                     .varied_phrasing_percent = 100,
-                                    .broad_variety_percent = 100});
+                                    .broad_variety_percent = 100,
+                                    .schema_constraints_percent = 100});
     check_example(e, "example " + std::to_string(i));
     const std::string& text = e.messages[1].content;
     // Serialising throws on a name cut inside a UTF-8 sequence.

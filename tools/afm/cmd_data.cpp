@@ -54,14 +54,16 @@ struct SynthArgs {
   std::string out;
   std::vector<std::string> tasks;
   std::string format = "text";
-  int invented_names = 0, bare_arithmetic = 0, varied_phrasing = 0, broad_variety = 0;
+  int invented_names = 0, bare_arithmetic = 0, varied_phrasing = 0, broad_variety = 0,
+      schema_constraints = 0;
   bool json = false;
 };
 
 void run_synth(const SynthArgs& a) {
   data::synth::SynthOptions options{a.seed, a.n, a.out, {}};
   if (a.format == "jsonl") options.format = data::synth::SynthFormat::kJsonl;
-  options.knobs = {a.invented_names, a.bare_arithmetic, a.varied_phrasing, a.broad_variety};
+  options.knobs = {a.invented_names, a.bare_arithmetic, a.varied_phrasing, a.broad_variety,
+                   a.schema_constraints};
   for (const std::string& t : a.tasks) options.tasks.push_back(data::synth::parse_task(t));
   const data::synth::SynthSummary s = data::synth::write_synthetic(options);
   if (a.json) {
@@ -161,6 +163,11 @@ void add_synth(CLI::App& data) {
                   "Percent of items drawn more broadly: invented names from a wider letter "
                   "inventory or spliced from two listed names, real-word labels around "
                   "extraction texts, tool requests in more phrasings with greetings and thanks")
+      ->capture_default_str()
+      ->check(between(0, 100));
+  cmd->add_option("--schema-constraints", a->schema_constraints,
+                  "Percent of extraction schemas given minimum/maximum and minLength/maxLength "
+                  "on their fields (always satisfied by the answers)")
       ->capture_default_str()
       ->check(between(0, 100));
   cmd->add_flag("--json", a->json, "Print a JSON summary");

@@ -256,9 +256,8 @@ std::string vary_text(SynthRng& rng, const Extraction& e) {
   }
 }
 
-// Bounds and lengths on the schema's fields, always satisfied by the answer: numbers in the
-// schema that a model must not copy into the record (a model trained without them answered
-// "age": 150 for a schema with "maximum": 150).
+// Bounds and lengths on the schema's fields, always satisfied by the answer (the
+// schema-constraints knob, synth_rng.h).
 void add_constraints(SynthRng& rng, Extraction& e) {
   static constexpr int64_t kMaxima[] = {99, 100, 120, 130, 150, 200, 365, 500, 1000, 9999,
                                         10000, 50000, 100000, 1000000};
@@ -284,7 +283,7 @@ Messages make_extraction(SynthRng& rng) {
   Extraction e = kMakers[rng.below(kMakers.size())](rng);
   const int vary = rng.varied_phrasing_percent();  // 0: no draw, the pretraining stream
   if (vary > 0 && rng.percent(vary)) e.text = vary_text(rng, e);
-  if (rng.broad_variety()) add_constraints(rng, e);
+  if (rng.schema_constraints()) add_constraints(rng, e);
   const std::string prompt = std::string(rng.pick(Words(kAsk))) + e.text;
   return {
       {"system", std::string(rng.pick(Words(kSystem)))},

@@ -32,6 +32,10 @@ struct SynthKnobs {
   // tool requests in more phrasings inside greetings and asides. The syllable names alone were
   // a small enough family that a model learned to make them up instead of copying them.
   int broad_variety_percent = 0;
+  // The share of extraction schemas given bounds and lengths on their fields (minimum,
+  // maximum, minLength, maxLength) that the answers satisfy: numbers in the schema a model
+  // must not copy (one trained without them answered "age": 150 under "maximum": 150).
+  int schema_constraints_percent = 0;
 };
 
 class SynthRng {
@@ -43,6 +47,10 @@ class SynthRng {
   // One draw of the broad-variety knob; no draw at all when it is 0 (the older streams).
   bool broad_variety() {
     return knobs_.broad_variety_percent > 0 && percent(knobs_.broad_variety_percent);
+  }
+  // Likewise for the schema-constraints knob.
+  bool schema_constraints() {
+    return knobs_.schema_constraints_percent > 0 && percent(knobs_.schema_constraints_percent);
   }
 
   // Uniform in [0, n), n > 0, without modulo bias (rejection of the short last interval).
