@@ -54,9 +54,11 @@ def test_a_message_that_does_not_fit_is_refused_without_ending_the_chat():
 def test_context_shift_drops_the_oldest_turns():
     messages = ["hi", "What is 12 times 7?", "Classify the sentiment: I love it.",
                 "Translate to French: good morning", "Explain photosynthesis in detail."] * 2
-    refused = chat(messages, "-c", "96")
+    # Replies capped so that every turn fits on its own, whatever the model answers; the ten
+    # turns together do not.
+    refused = chat(messages, "-c", "96", "-n", "16")
     assert refused.returncode == 0 and full_lines(refused.stderr), refused.stderr
-    shifted = chat(messages, "-c", "96", "--context-shift")
+    shifted = chat(messages, "-c", "96", "-n", "16", "--context-shift")
     assert shifted.returncode == 0, shifted.stderr
     assert "context full" not in shifted.stderr, shifted.stderr
     # A message whose own turn does not fit is still refused.
@@ -73,8 +75,17 @@ def test_commands_are_never_sent_to_the_model():
     assert "unknown command '/bogus'" in r.stderr and "not sent" in r.stderr, r.stderr
 
 
+# A tools list in the system turn, in the shape the afm template renders one (docs/data.md).
+WEATHER_TOOLS = ('You are a helpful assistant. Use the tools when they help answer the user.\n\n'
+                 'system tools: [{"name":"get_weather","description":"Current weather '
+                 'conditions for a city.","parameters":{"type":"object","properties":'
+                 '{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}}]')
+
+
 def test_tool_calls_are_shown_as_readable_lines():
-    r = chat(["What is the weather in Oslo?"])
+    # afm chat sends no tools of its own; a model shown a tools list may still call one, and the
+    # call block is printed as a readable line.
+    r = chat(["What is the weather in Oslo?"], "--system", WEATHER_TOOLS)
     assert r.returncode == 0, r.stderr
     assert "<executable_start>" not in r.stdout and "```function" not in r.stdout, r.stdout
     assert re.search(r'^\[tool call\] get_weather\(\{"city":"Oslo"\}\)$', r.stdout, re.M), r.stdout
