@@ -122,16 +122,30 @@ constexpr std::string_view kCodas[] = {"", "", "", "n", "r", "l", "s", "k", "m",
 constexpr std::string_view kCompanySuffixes[] = {"Labs", "Systems", "Works", "Trading",
                                                  "Partners", "Supplies", "Studio", "Foods"};
 
-std::string made_up_word(SynthRng& rng) {
+struct SyllableTable {
+  Words onsets, vowels, codas;
+};
+
+// lo..hi syllables of onset + vowel + coda, lower case (the draws: the count, then three per
+// syllable).
+std::string syllables(SynthRng& rng, const SyllableTable& t, int64_t lo, int64_t hi) {
   std::string w;
-  const int64_t syllables = rng.range(2, 3);
-  for (int64_t i = 0; i < syllables; ++i) {
-    w += rng.pick(Words(kOnsets));
-    w += rng.pick(Words(kVowels));
-    w += rng.pick(Words(kCodas));
+  const int64_t count = rng.range(lo, hi);
+  for (int64_t i = 0; i < count; ++i) {
+    w += rng.pick(t.onsets);
+    w += rng.pick(t.vowels);
+    w += rng.pick(t.codas);
   }
-  w[0] = static_cast<char>(w[0] - 'a' + 'A');
   return w;
+}
+
+std::string capitalised(std::string w) {
+  if (!w.empty() && w[0] >= 'a' && w[0] <= 'z') w[0] = static_cast<char>(w[0] - 'a' + 'A');
+  return w;
+}
+
+std::string made_up_word(SynthRng& rng) {
+  return capitalised(syllables(rng, {kOnsets, kVowels, kCodas}, 2, 3));
 }
 
 bool invent(SynthRng& rng) {
@@ -149,16 +163,12 @@ constexpr std::string_view kWideCodas[] = {"", "", "b", "ck", "d", "ff", "g", "l
                                            "nd", "ng", "p", "rn", "rt", "sz", "tz", "w", "x", "z"};
 
 std::string wide_word(SynthRng& rng) {
-  std::string w;
-  const int64_t syllables = rng.range(1, 3);
-  for (int64_t i = 0; i < syllables; ++i) {
-    w += rng.pick(Words(kWideOnsets));
-    w += rng.pick(Words(kWideVowels));
-    w += rng.pick(Words(kWideCodas));
+  std::string w = syllables(rng, {kWideOnsets, kWideVowels, kWideCodas}, 1, 3);
+  if (w.size() < 3) {  // too short to read as a name: pad it ("Ae" -> "Aeon")
+    const bool empty_onset = rng.pick(Words(kWideOnsets)).empty();
+    w += empty_onset ? "on" : "ek";
   }
-  if (w.size() < 3) w += rng.pick(Words(kWideOnsets)) == "" ? "on" : "ek";
-  w[0] = static_cast<char>(w[0] - 'a' + 'A');
-  return w;
+  return capitalised(w);
 }
 
 // The start of one listed word joined to the end of another ("Marg" + "ulescu"): names that
