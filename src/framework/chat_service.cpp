@@ -184,6 +184,14 @@ ChatResult ChatService::complete(const ChatRequest& request,
     plan.tool_grammar = compile_tool_call_grammar(request.tools, *format, only,
                                                   request.parallel_tool_calls, grammars_.get());
   }
+  const auto to_chat = [&tok](const sample::SampledLogprobs& l) {
+    ChatLogprob entry{{tok.token_bytes(l.chosen.token), l.chosen.logprob}, {}};
+    for (const sample::TokenLogprob& t : l.top) entry.top.push_back({tok.token_bytes(t.token), t.logprob});
+    return entry;
+  };
+  if (on_delta && plan.logprobs_top >= 0) {
+    plan.on_logprob = [&](const sample::SampledLogprobs& l) { on_delta(ChatDelta{"", {to_chat(l)}}); };
+  }
   sample::Sampler sampler(request.sampling);
   ResponseDecoder decoder(*model_, std::move(plan), sampler);
 
@@ -205,15 +213,11 @@ ChatResult ChatService::complete(const ChatRequest& request,
   out.cached_prompt_tokens = out.prompt_tokens - seq->last_prefill_evaluated();
   const DecodeResult r = decoder.run(
       *seq, logits,
-      [&](std::string_view piece) { return !on_delta || on_delta(ChatDelta{std::string(piece)}); },
+      [&](std::string_view piece) { return !on_delta || on_delta(ChatDelta{std::string(piece), {}}); },
       [&] { return !is_cancelled || !is_cancelled(); });
   out.text = r.text;
   out.tool_calls = r.tool_calls;
-  for (const sample::SampledLogprobs& l : r.answer_logprobs) {
-    ChatLogprob entry{{tok.token_bytes(l.chosen.token), l.chosen.logprob}, {}};
-    for (const sample::TokenLogprob& t : l.top) entry.top.push_back({tok.token_bytes(t.token), t.logprob});
-    out.logprobs.push_back(std::move(entry));
-  }
+  for (const sample::SampledLogprobs& l : r.answer_logprobs) out.logprobs.push_back(to_chat(l));
   for (ToolCall& c : out.tool_calls) {
     char id[32];
     std::snprintf(id, sizeof id, "call_%08llx", static_cast<unsigned long long>(++call_counter_));

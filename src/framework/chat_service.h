@@ -68,12 +68,6 @@ struct ChatRequest {
   int logprobs_top = -1;
 };
 
-// Text produced since the previous delta. Tool calls are not streamed as text: they arrive
-// whole in ChatResult::tool_calls.
-struct ChatDelta {
-  std::string text;
-};
-
 // One answer token's log-probability (sample/logprobs.h), with the bytes it stands for.
 struct ChatTokenLogprob {
   std::string bytes;  // may be part of a UTF-8 character
@@ -82,6 +76,14 @@ struct ChatTokenLogprob {
 struct ChatLogprob {
   ChatTokenLogprob chosen;
   std::vector<ChatTokenLogprob> top;  // most likely first
+};
+
+// Text produced since the previous delta. Tool calls are not streamed as text: they arrive
+// whole in ChatResult::tool_calls. With ChatRequest::logprobs_top >= 0 each answer token's
+// entry comes first in a delta of its own (empty text), before the text it completes.
+struct ChatDelta {
+  std::string text;
+  std::vector<ChatLogprob> logprobs;
 };
 
 struct ChatResult {

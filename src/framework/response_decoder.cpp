@@ -73,6 +73,7 @@ class ResponseDecoder::Turn {
                                     : std::span<const bool>());
       if (plan_.logprobs_top >= 0 && is_answer_text(token)) {
         result_.answer_logprobs.push_back(sample::logprobs_at(logits, token, plan_.logprobs_top));
+        if (plan_.on_logprob) plan_.on_logprob(result_.answer_logprobs.back());
       }
       if (!emit(token, seq, logits)) break;
     }

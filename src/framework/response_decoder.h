@@ -42,6 +42,9 @@ struct DecodePlan {
   // >= 0: record the log-probability of every answer-text token with this many alternatives
   // (DecodeResult::answer_logprobs); < 0: none (no extra work per token).
   int logprobs_top = -1;
+  // Called with each answer_logprobs entry as it is recorded, before the token's text reaches
+  // on_text (streaming); may be empty.
+  std::function<void(const sample::SampledLogprobs&)> on_logprob;
 };
 
 struct DecodeResult {

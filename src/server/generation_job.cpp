@@ -16,14 +16,27 @@ GenerationJob::~GenerationJob() {
   if (thread_.joinable()) thread_.join();
 }
 
+void GenerationJob::deliver(const std::string& text) {
+  pending_ += text;
+  delivered_ += text;
+  while (!queued_logprobs_.empty() && queued_start_ < delivered_.size()) {
+    queued_start_ += queued_logprobs_.front().chosen.bytes.size();
+    pending_logprobs_.push_back(std::move(queued_logprobs_.front()));
+    queued_logprobs_.pop_front();
+  }
+  if (!text.empty()) cv_.notify_all();
+}
+
 bool GenerationJob::on_delta(const ChatDelta& delta) {
   if (cancelled_ || (stopping_ && stopping_->load())) return false;
+  if (!delta.logprobs.empty()) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queued_logprobs_.insert(queued_logprobs_.end(), delta.logprobs.begin(), delta.logprobs.end());
+  }
   std::string safe = stops_.push(delta.text);
   if (!safe.empty()) {
     std::lock_guard<std::mutex> lock(mutex_);
-    pending_ += safe;
-    delivered_ += safe;
-    cv_.notify_all();
+    deliver(safe);
   }
   return !stops_.stopped();
 }
@@ -40,9 +53,7 @@ void GenerationJob::run(CompleteFn complete, ChatRequest request) {
   }
   std::lock_guard<std::mutex> lock(mutex_);
   if (!error && has_stops_) {
-    const std::string tail = stops_.flush();
-    pending_ += tail;
-    delivered_ += tail;
+    deliver(stops_.flush());
     // The answer is what the client was given: cut before the stop sequence.
     result.text = delivered_;
     // Log-probabilities end with the last token that reached the answer the client gets.
@@ -65,6 +76,7 @@ GenerationJob::Update GenerationJob::wait(std::chrono::milliseconds timeout) {
   cv_.wait_for(lock, timeout, [&] { return done_ || !pending_.empty(); });
   Update u;
   u.text.swap(pending_);
+  u.logprobs.swap(pending_logprobs_);
   u.done = done_;
   return u;
 }

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -44,6 +45,10 @@ class GenerationJob {
 
   struct Update {
     std::string text;   // produced since the previous wait()
+    // Log-probabilities of the tokens that text begins (ChatRequest::logprobs_top >= 0): an
+    // entry is passed on with the delivered text that covers its first byte, so a token held
+    // back (part of a character, a possible stop sequence) waits with its text.
+    std::vector<ChatLogprob> logprobs;
     bool done = false;  // the job has finished (result() or error() is set)
   };
   // Returns as soon as there is new text or the job is done, or after `timeout`.
@@ -60,6 +65,7 @@ class GenerationJob {
  private:
   bool on_delta(const ChatDelta& delta);
   void run(CompleteFn complete, ChatRequest request);
+  void deliver(const std::string& text);  // with mutex_ held
 
   const bool has_stops_;
   StopScanner stops_;  // used by the job thread only
@@ -69,6 +75,9 @@ class GenerationJob {
   std::condition_variable cv_;
   std::string pending_;    // text not yet taken by wait()
   std::string delivered_;  // all text passed on (the answer when stop sequences are set)
+  std::deque<ChatLogprob> queued_logprobs_;   // entries whose text is not delivered yet
+  size_t queued_start_ = 0;                   // byte offset of the first queued entry
+  std::vector<ChatLogprob> pending_logprobs_;  // delivered entries not yet taken by wait()
   bool done_ = false;
   ChatResult result_;
   std::exception_ptr error_;

@@ -321,11 +321,13 @@ class HttpServer::Impl {
         ConnectionProbe::find(req.local_port, req.remote_addr, req.remote_port);
     // Wait for the first event: an error before any text still gets a proper status code.
     std::string first;
+    std::vector<ChatLogprob> first_logprobs;
     bool done = false;
     bool gone = false;
     while (!done && (first.empty() || !p.stream)) {
       GenerationJob::Update u = job->wait(100ms);
       first += u.text;
+      first_logprobs.insert(first_logprobs.end(), u.logprobs.begin(), u.logprobs.end());
       done = u.done;
       if (!done && !gone && probe.peer_closed()) {
         job->cancel();  // keep waiting: the job ends before the engine's next token
@@ -351,19 +353,19 @@ class HttpServer::Impl {
       send_json(res, completion_json(meta, job->result(), want_logprobs));
       return;
     }
-    auto encoder = std::make_shared<SseEncoder>(meta, p.include_usage);
+    auto encoder = std::make_shared<SseEncoder>(meta, p.include_usage, want_logprobs);
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream",
-        [job, encoder, probe, first, done](size_t, httplib::DataSink& sink) mutable {
+        [job, encoder, probe, first, first_logprobs, done](size_t, httplib::DataSink& sink) mutable {
           auto write = [&](const std::string& s) {
             return s.empty() || sink.write(s.data(), s.size());
           };
-          bool ok = write(encoder->start()) && write(encoder->content(first));
+          bool ok = write(encoder->start()) && write(encoder->content(first, first_logprobs));
           while (ok && !done) {
             GenerationJob::Update u = job->wait(250ms);
             done = u.done;
-            ok = write(encoder->content(u.text)) && (done || !probe.peer_closed());
+            ok = write(encoder->content(u.text, u.logprobs)) && (done || !probe.peer_closed());
           }
           if (!ok) {  // the client went away: stop generating for it
             job->cancel();

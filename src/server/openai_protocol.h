@@ -72,21 +72,24 @@ inline constexpr std::string_view kSseDone = "data: [DONE]\n\n";
 // Produces the text of one streamed response, event by event.
 class SseEncoder {
  public:
-  SseEncoder(CompletionMeta meta, bool include_usage);
+  // logprobs: whether the request asked for them (content chunks then carry
+  // choice.logprobs.content for their tokens; every other chunk has null, as OpenAI sends).
+  SseEncoder(CompletionMeta meta, bool include_usage, bool logprobs = false);
   // The first chunk: delta {"role": "assistant", "content": ""}.
   std::string start() const;
-  // A content delta; "" for empty text.
-  std::string content(std::string_view text) const;
+  // A content delta with the log-probabilities of the tokens it begins; "" for empty text.
+  std::string content(std::string_view text, const std::vector<ChatLogprob>& logprobs = {}) const;
   // Tool-call deltas, the finish_reason chunk, the usage chunk (when asked) and [DONE].
   std::string finish(const ChatResult& result) const;
   // An error after the stream began: {"error": {...}} then [DONE].
   static std::string error(const ApiError& error);
 
  private:
-  nlohmann::ordered_json chunk(nlohmann::ordered_json delta,
-                               const nlohmann::ordered_json& finish) const;
+  nlohmann::ordered_json chunk(nlohmann::ordered_json delta, const nlohmann::ordered_json& finish,
+                               nlohmann::ordered_json logprobs = nullptr) const;
   CompletionMeta meta_;
   bool include_usage_;
+  bool logprobs_;
 };
 
 }  // namespace afm::server

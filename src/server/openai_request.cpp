@@ -266,9 +266,7 @@ void parse_logprobs(const Json& body, ParsedRequest& out) {
     }
     if (!on) bad_value("top_logprobs", "top_logprobs needs logprobs: true");
   }
-  if (!on) return;
-  if (out.stream) unsupported("logprobs", "logprobs with stream: true is not supported; request without stream");
-  out.chat.logprobs_top = static_cast<int>(top);
+  if (on) out.chat.logprobs_top = static_cast<int>(top);
 }
 
 void parse_stop(const Json& body, ParsedRequest& out) {

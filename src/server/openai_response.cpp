@@ -73,10 +73,10 @@ Json token_logprob_json(const ChatTokenLogprob& t) {
 }
 
 // OpenAI's choice.logprobs: {"content": [{token, logprob, bytes, top_logprobs}], "refusal"}.
-Json logprobs_json(const ChatResult& result, bool requested) {
+Json logprobs_json(const std::vector<ChatLogprob>& logprobs, bool requested) {
   if (!requested) return nullptr;
   Json content = Json::array();
-  for (const ChatLogprob& l : result.logprobs) {
+  for (const ChatLogprob& l : logprobs) {
     Json entry = token_logprob_json(l.chosen);
     Json top = Json::array();
     for (const ChatTokenLogprob& t : l.top) top.push_back(token_logprob_json(t));
@@ -98,7 +98,7 @@ Json completion_json(const CompletionMeta& meta, const ChatResult& result, bool 
   Json choice;
   choice["index"] = 0;
   choice["message"] = std::move(message);
-  choice["logprobs"] = logprobs_json(result, logprobs);
+  choice["logprobs"] = logprobs_json(result.logprobs, logprobs);
   choice["finish_reason"] = client_finish_reason(result);
   Json out;
   out["id"] = meta.id;
@@ -115,14 +115,14 @@ std::string sse_data(const Json& value) {
   return "data: " + value.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n\n";
 }
 
-SseEncoder::SseEncoder(CompletionMeta meta, bool include_usage)
-    : meta_(std::move(meta)), include_usage_(include_usage) {}
+SseEncoder::SseEncoder(CompletionMeta meta, bool include_usage, bool logprobs)
+    : meta_(std::move(meta)), include_usage_(include_usage), logprobs_(logprobs) {}
 
-Json SseEncoder::chunk(Json delta, const Json& finish) const {
+Json SseEncoder::chunk(Json delta, const Json& finish, Json logprobs) const {
   Json choice;
   choice["index"] = 0;
   choice["delta"] = std::move(delta);
-  choice["logprobs"] = nullptr;
+  choice["logprobs"] = std::move(logprobs);
   choice["finish_reason"] = finish;
   Json out;
   out["id"] = meta_.id;
@@ -140,9 +140,11 @@ std::string SseEncoder::start() const {
   return sse_data(chunk({{"role", "assistant"}, {"content", ""}, {"refusal", nullptr}}, nullptr));
 }
 
-std::string SseEncoder::content(std::string_view text) const {
+std::string SseEncoder::content(std::string_view text,
+                                const std::vector<ChatLogprob>& logprobs) const {
   if (text.empty()) return {};
-  return sse_data(chunk({{"content", std::string(text)}}, nullptr));
+  return sse_data(chunk({{"content", std::string(text)}}, nullptr,
+                        logprobs_json(logprobs, logprobs_)));
 }
 
 std::string SseEncoder::finish(const ChatResult& result) const {

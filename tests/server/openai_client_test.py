@@ -122,6 +122,14 @@ def test_logprobs(s, client):
     for t in content:
         assert t.logprob <= 0 and len(t.top_logprobs) == 3
         assert t.top_logprobs[0].token == t.token  # greedy picks the most likely token
+    # Streamed: each content chunk carries its tokens' entries; together they are the same.
+    chunks = list(client.chat.completions.create(
+        model=MODEL_ID, messages=ask("What is 12 + 7?"), temperature=0, max_tokens=12,
+        logprobs=True, top_logprobs=3, stream=True))
+    streamed = [t for c in chunks if c.choices and c.choices[0].logprobs
+                for t in c.choices[0].logprobs.content]
+    assert [(t.token, t.bytes, t.logprob) for t in streamed] == \
+        [(t.token, t.bytes, t.logprob) for t in content]
     plain = client.chat.completions.create(model=MODEL_ID, messages=ask("Hi"), max_tokens=4)
     assert plain.choices[0].logprobs is None
     try:

@@ -314,8 +314,8 @@ TEST(OpenAiRequest, LogprobsAndTopLogprobs) {
   b["top_logprobs"] = -1;
   EXPECT_EQ(error_of(b).code, "invalid_value");
   b["top_logprobs"] = 2;
-  b["stream"] = true;  // not streamed yet: said, not ignored
-  EXPECT_EQ(error_of(b).code, "unsupported_parameter");
+  b["stream"] = true;
+  EXPECT_EQ(parse(b).chat.logprobs_top, 2);
   EXPECT_EQ(error_with("logprobs", "yes").param, "logprobs");
 }
 
@@ -439,6 +439,23 @@ TEST(OpenAiResponse, InvalidUtf8IsReplacedNotThrown) {
   const std::string s = enc.content("\xff\xfe ok");
   EXPECT_NE(s.find("ok"), std::string::npos);
   EXPECT_NO_THROW(Json::parse(sse_payloads(s)[0]));
+}
+
+TEST(OpenAiResponse, StreamedLogprobsRideOnTheirContentChunks) {
+  const std::vector<ChatLogprob> two = {{{"a", -0.5f}, {}}, {{"b", -1.0f}, {}}};
+  const SseEncoder with({"chatcmpl-s", 5, "m"}, false, /*logprobs=*/true);
+  const Json c = Json::parse(sse_payloads(with.content("ab", two))[0]);
+  const Json& l = c["choices"][0]["logprobs"];
+  ASSERT_EQ(l["content"].size(), 2u);
+  EXPECT_EQ(l["content"][1]["token"], "b");
+  EXPECT_TRUE(l["content"][1]["top_logprobs"].empty());
+  EXPECT_TRUE(Json::parse(sse_payloads(with.start())[0])["choices"][0]["logprobs"].is_null());
+  // Text whose tokens began in an earlier chunk: an empty list, not null.
+  EXPECT_TRUE(Json::parse(sse_payloads(with.content("c", {}))[0])["choices"][0]["logprobs"]["content"]
+                  .empty());
+  const SseEncoder without({"chatcmpl-s", 5, "m"}, false);
+  EXPECT_TRUE(Json::parse(sse_payloads(without.content("ab", two))[0])["choices"][0]["logprobs"]
+                  .is_null());
 }
 
 TEST(ApiErrorJson, Shape) {
