@@ -186,11 +186,15 @@ ChatResult ChatService::complete(const ChatRequest& request,
   }
   const auto to_chat = [&tok](const sample::SampledLogprobs& l) {
     ChatLogprob entry{{tok.token_bytes(l.chosen.token), l.chosen.logprob}, {}};
-    for (const sample::TokenLogprob& t : l.top) entry.top.push_back({tok.token_bytes(t.token), t.logprob});
+    for (const sample::TokenLogprob& t : l.top) {
+      entry.top.push_back({tok.token_bytes(t.token), t.logprob});
+    }
     return entry;
   };
   if (on_delta && plan.logprobs_top >= 0) {
-    plan.on_logprob = [&](const sample::SampledLogprobs& l) { on_delta(ChatDelta{"", {to_chat(l)}}); };
+    plan.on_logprob = [&](const sample::SampledLogprobs& l) {
+      on_delta(ChatDelta{"", {to_chat(l)}});  // a cancel is seen at the token's text
+    };
   }
   sample::Sampler sampler(request.sampling);
   ResponseDecoder decoder(*model_, std::move(plan), sampler);
@@ -213,7 +217,9 @@ ChatResult ChatService::complete(const ChatRequest& request,
   out.cached_prompt_tokens = out.prompt_tokens - seq->last_prefill_evaluated();
   const DecodeResult r = decoder.run(
       *seq, logits,
-      [&](std::string_view piece) { return !on_delta || on_delta(ChatDelta{std::string(piece), {}}); },
+      [&](std::string_view piece) {
+        return !on_delta || on_delta(ChatDelta{std::string(piece), {}});
+      },
       [&] { return !is_cancelled || !is_cancelled(); });
   out.text = r.text;
   out.tool_calls = r.tool_calls;

@@ -28,9 +28,9 @@
 
 #include "framework/chat_template.h"
 #include "framework/loaded_model.h"
-#include "sample/logprobs.h"
 #include "framework/tool_grammar.h"  // ChatToolSpec
 #include "guided/json_schema_compiler.h"
+#include "sample/logprobs.h"
 #include "sample/sampler.h"
 
 namespace afm {

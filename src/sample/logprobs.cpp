@@ -21,6 +21,7 @@ SampledLogprobs logprobs_at(std::span<const float> logits, int32_t token, int to
   SampledLogprobs out;
   out.chosen = {token, logprob(static_cast<size_t>(token))};
   const size_t n = std::min(static_cast<size_t>(top_n), logits.size());
+  if (n == 0) return out;  // no index of the whole vocabulary to build
   std::vector<int32_t> ids(logits.size());
   std::iota(ids.begin(), ids.end(), 0);
   std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(n), ids.end(),

@@ -75,8 +75,8 @@ class GenerationJob {
   std::condition_variable cv_;
   std::string pending_;    // text not yet taken by wait()
   std::string delivered_;  // all text passed on (the answer when stop sequences are set)
-  std::deque<ChatLogprob> queued_logprobs_;   // entries whose text is not delivered yet
-  size_t queued_start_ = 0;                   // byte offset of the first queued entry
+  std::deque<ChatLogprob> queued_logprobs_;    // entries whose text is not delivered yet
+  size_t queued_start_ = 0;                    // byte offset of the first queued entry
   std::vector<ChatLogprob> pending_logprobs_;  // delivered entries not yet taken by wait()
   bool done_ = false;
   ChatResult result_;

@@ -356,8 +356,8 @@ class HttpServer::Impl {
     auto encoder = std::make_shared<SseEncoder>(meta, p.include_usage, want_logprobs);
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
-        "text/event-stream",
-        [job, encoder, probe, first, first_logprobs, done](size_t, httplib::DataSink& sink) mutable {
+        "text/event-stream", [job, encoder, probe, first, first_logprobs, done](
+                                 size_t, httplib::DataSink& sink) mutable {
           auto write = [&](const std::string& s) {
             return s.empty() || sink.write(s.data(), s.size());
           };

@@ -262,7 +262,8 @@ void parse_logprobs(const Json& body, ParsedRequest& out) {
   if (const Json* t = member(body, "top_logprobs")) {
     top = as_integer(*t, "top_logprobs");
     if (top < 0 || top > 20) {
-      bad_value("top_logprobs", "top_logprobs must be between 0 and 20, got " + std::to_string(top));
+      bad_value("top_logprobs",
+                "top_logprobs must be between 0 and 20, got " + std::to_string(top));
     }
     if (!on) bad_value("top_logprobs", "top_logprobs needs logprobs: true");
   }

@@ -143,8 +143,8 @@ std::string SseEncoder::start() const {
 std::string SseEncoder::content(std::string_view text,
                                 const std::vector<ChatLogprob>& logprobs) const {
   if (text.empty()) return {};
-  return sse_data(chunk({{"content", std::string(text)}}, nullptr,
-                        logprobs_json(logprobs, logprobs_)));
+  return sse_data(
+      chunk({{"content", std::string(text)}}, nullptr, logprobs_json(logprobs, logprobs_)));
 }
 
 std::string SseEncoder::finish(const ChatResult& result) const {

@@ -52,8 +52,10 @@ void expect_matches(const json& value, const json& schema, const std::string& wh
     if (schema.contains("maxLength")) EXPECT_LE(length, schema["maxLength"].get<size_t>()) << where;
   } else if (type == "integer" || type == "number") {
     EXPECT_TRUE(type == "number" ? value.is_number() : value.is_number_integer()) << where;
-    if (schema.contains("minimum")) EXPECT_GE(value.get<double>(), schema["minimum"].get<double>()) << where;
-    if (schema.contains("maximum")) EXPECT_LE(value.get<double>(), schema["maximum"].get<double>()) << where;
+    if (schema.contains("minimum"))
+      EXPECT_GE(value.get<double>(), schema["minimum"].get<double>()) << where;
+    if (schema.contains("maximum"))
+      EXPECT_LE(value.get<double>(), schema["maximum"].get<double>()) << where;
   } else {
     ADD_FAILURE() << where << ": unexpected schema type " << type;
   }

@@ -1,11 +1,12 @@
 // ChatService (the engine behind `afm serve`) on the shipped default model: tool_choice modes,
 // response schemas, prefix reuse across requests, cancellation, concurrency and errors.
+#include "framework/chat_service.h"
+
 #include <gtest/gtest.h>
 
 #include <thread>
 
 #include "base/error.h"
-#include "framework/chat_service.h"
 #include "framework/sequence.h"
 #include "guided/byte_matcher.h"
 #include "guided/json_schema_compiler.h"
@@ -174,7 +175,8 @@ TEST(ChatService, LogprobsCoverTheAnswerTokenByTokenAndGreedyPicksTheTopOne) {
 // prompt is evaluated in a batch of another size, whose rows may round differently.)
 TEST(Sequence, PromptLogitsDoNotDependOnWhetherThePromptWasCached) {
   const tokenizer::Tokenizer& tok = model()->tokenizer();
-  const std::vector<int32_t> prompt = tok.encode("The weather in Oslo is cold and the sky is grey today.");
+  const std::vector<int32_t> prompt =
+      tok.encode("The weather in Oslo is cold and the sky is grey today.");
   ASSERT_GT(prompt.size(), 8u);
   const model::ContextOptions options{.n_ctx = 256, .n_threads = 1};
   const auto logits_after = [&](const std::vector<std::vector<int32_t>>& before) {

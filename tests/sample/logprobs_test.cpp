@@ -27,7 +27,8 @@ TEST(Logprobs, TopAlternativesHighestFirstTiesByLowerId) {
   EXPECT_EQ(l.top[2].token, 0);
   EXPECT_FLOAT_EQ(l.top[0].logprob, l.top[1].logprob);
   double total = 0;
-  for (size_t i = 0; i < logits.size(); ++i) total += std::exp(logprobs_at(logits, static_cast<int32_t>(i), 0).chosen.logprob);
+  for (size_t i = 0; i < logits.size(); ++i)
+    total += std::exp(logprobs_at(logits, static_cast<int32_t>(i), 0).chosen.logprob);
   EXPECT_NEAR(total, 1.0, 1e-6);
   EXPECT_EQ(logprobs_at(logits, 0, 10).top.size(), logits.size());  // capped at the vocabulary
 }

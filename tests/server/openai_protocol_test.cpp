@@ -451,11 +451,12 @@ TEST(OpenAiResponse, StreamedLogprobsRideOnTheirContentChunks) {
   EXPECT_TRUE(l["content"][1]["top_logprobs"].empty());
   EXPECT_TRUE(Json::parse(sse_payloads(with.start())[0])["choices"][0]["logprobs"].is_null());
   // Text whose tokens began in an earlier chunk: an empty list, not null.
-  EXPECT_TRUE(Json::parse(sse_payloads(with.content("c", {}))[0])["choices"][0]["logprobs"]["content"]
-                  .empty());
+  EXPECT_TRUE(
+      Json::parse(sse_payloads(with.content("c", {}))[0])["choices"][0]["logprobs"]["content"]
+          .empty());
   const SseEncoder without({"chatcmpl-s", 5, "m"}, false);
-  EXPECT_TRUE(Json::parse(sse_payloads(without.content("ab", two))[0])["choices"][0]["logprobs"]
-                  .is_null());
+  EXPECT_TRUE(
+      Json::parse(sse_payloads(without.content("ab", two))[0])["choices"][0]["logprobs"].is_null());
 }
 
 TEST(ApiErrorJson, Shape) {

@@ -221,16 +221,18 @@ std::string person_facts(SynthRng& rng, const Json& answer) {
 // Real words that head a document; with the broad-variety knob they stand beside made-up
 // labels, so a capitalised common word before a colon is not taken for a name either.
 constexpr std::string_view kDocumentWords[] = {
-    "Memo",    "Record",  "Entry",   "Summary", "Report",  "Excerpt", "Log",    "Update",
-    "Notice",  "Message", "Clipping", "Transcript", "Bulletin", "Minutes", "Letter",
-    "Statement", "Draft", "Snippet", "Item",    "Case",    "Ticket",  "Form",   "Archive",
-    "Journal", "Diary",   "Post",    "Email",   "Brief",   "Digest",  "Column", "Quote",
-    "Invoice", "Profile", "Listing", "Announcement", "Reminder", "Dispatch"};
-constexpr std::string_view kDepartments[] = {"Office", "Branch", "Team", "Desk", "Accounts",
+    "Memo",     "Record",    "Entry",   "Summary",  "Report",     "Excerpt",  "Log",
+    "Update",   "Notice",    "Message", "Clipping", "Transcript", "Bulletin", "Minutes",
+    "Letter",   "Statement", "Draft",   "Snippet",  "Item",       "Case",     "Ticket",
+    "Form",     "Archive",   "Journal", "Diary",    "Post",       "Email",    "Brief",
+    "Digest",   "Column",    "Quote",   "Invoice",  "Profile",    "Listing",  "Announcement",
+    "Reminder", "Dispatch"};
+constexpr std::string_view kDepartments[] = {"Office",  "Branch", "Team",  "Desk",    "Accounts",
                                              "Records", "Travel", "Sales", "Payroll", "Events"};
 
 std::string lower_first(std::string word) {
-  if (!word.empty() && word[0] >= 'A' && word[0] <= 'Z') word[0] = static_cast<char>(word[0] - 'A' + 'a');
+  if (!word.empty() && word[0] >= 'A' && word[0] <= 'Z')
+    word[0] = static_cast<char>(word[0] - 'A' + 'a');
   return word;
 }
 
@@ -259,8 +261,8 @@ std::string vary_text(SynthRng& rng, const Extraction& e) {
 // Bounds and lengths on the schema's fields, always satisfied by the answer (the
 // schema-constraints knob, synth_rng.h).
 void add_constraints(SynthRng& rng, Extraction& e) {
-  static constexpr int64_t kMaxima[] = {99, 100, 120, 130, 150, 200, 365, 500, 1000, 9999,
-                                        10000, 50000, 100000, 1000000};
+  static constexpr int64_t kMaxima[] = {99,  100,  120,  130,   150,   200,    365,
+                                        500, 1000, 9999, 10000, 50000, 100000, 1000000};
   for (auto& [key, property] : e.schema["properties"].items()) {
     const Json& value = e.answer[key];
     if (value.is_number() && rng.percent(70)) {
@@ -268,11 +270,13 @@ void add_constraints(SynthRng& rng, Extraction& e) {
       for (int64_t m : kMaxima) {
         if (value.get<double>() <= static_cast<double>(m)) fits.push_back(m);
       }
-      if (rng.percent(60)) property["minimum"] = rng.percent(50) ? 0 : (value.get<double>() >= 1 ? 1 : 0);
+      if (rng.percent(60))
+        property["minimum"] = rng.percent(50) ? 0 : (value.get<double>() >= 1 ? 1 : 0);
       if (!fits.empty()) property["maximum"] = fits[rng.below(fits.size())];
     } else if (value.is_string() && rng.percent(25)) {
       property["minLength"] = 1;
-      if (rng.percent(50)) property["maxLength"] = value.get<std::string>().size() + rng.range(20, 200);
+      if (rng.percent(50))
+        property["maxLength"] = value.get<std::string>().size() + rng.range(20, 200);
     }
   }
 }

@@ -1,7 +1,5 @@
 #include "data/synth/lexicon.h"
 
-#include "data/synth/synth_rng.h"
-
 #include <array>
 #include <vector>
 
@@ -155,12 +153,13 @@ bool invent(SynthRng& rng) {
 // The broader inventory: every letter, doubled consonants and clusters that the syllable
 // table above never makes ("Quillbright", "Oxwenna").
 constexpr std::string_view kWideOnsets[] = {
-    "b", "c", "ch", "d", "f", "g", "gr", "h", "j", "k", "kn", "l", "m", "n", "p", "ph", "pl",
-    "qu", "r", "s", "sc", "sk", "sl", "sw", "t", "th", "v", "w", "wr", "x", "y", "z", "", ""};
-constexpr std::string_view kWideVowels[] = {"a", "e", "i", "o", "u", "ae", "ea", "ee",
+    "b",  "c", "ch", "d",  "f",  "g",  "gr", "h", "j",  "k", "kn", "l",  "m", "n", "p", "ph", "pl",
+    "qu", "r", "s",  "sc", "sk", "sl", "sw", "t", "th", "v", "w",  "wr", "x", "y", "z", "",   ""};
+constexpr std::string_view kWideVowels[] = {"a",  "e",  "i",  "o",  "u", "ae", "ea", "ee",
                                             "ei", "ie", "oo", "ou", "y", "au", "oe"};
-constexpr std::string_view kWideCodas[] = {"", "", "b", "ck", "d", "ff", "g", "ll", "lt", "m",
-                                           "nd", "ng", "p", "rn", "rt", "sz", "tz", "w", "x", "z"};
+constexpr std::string_view kWideCodas[] = {"",   "",   "b",  "ck", "d",  "ff", "g",
+                                           "ll", "lt", "m",  "nd", "ng", "p",  "rn",
+                                           "rt", "sz", "tz", "w",  "x",  "z"};
 
 std::string wide_word(SynthRng& rng) {
   std::string w = syllables(rng, {kWideOnsets, kWideVowels, kWideCodas}, 1, 3);
@@ -244,7 +243,8 @@ std::string draw_occupation(SynthRng& rng) {
 
 std::string draw_event_name(SynthRng& rng) {
   if (invent(rng)) {
-    return lower(invented_name(rng, last_names())) + " " + std::string(rng.pick(Words(kEventKinds)));
+    return lower(invented_name(rng, last_names())) + " " +
+           std::string(rng.pick(Words(kEventKinds)));
   }
   return std::string(rng.pick(event_names()));
 }

@@ -30,8 +30,7 @@ constexpr std::array<Intent, 5> kIntents = {{
     {{"How are you?", "how's it going?", "Are you doing well today?", "How do you feel?",
       "how are things?", "You doing okay?"},
      {"I'm doing well, thanks for asking. How can I help you?",
-      "All good here. What would you like to do?",
-      "Fine, thank you! What can I help you with?"}},
+      "All good here. What would you like to do?", "Fine, thank you! What can I help you with?"}},
     {{"What can you do?", "Who are you?", "How can you help me?", "What are you good at?",
       "What kind of assistant are you?", "Tell me about yourself."},
      {"I'm a small assistant. I can answer short questions, pull details out of a text into "

@@ -24,9 +24,8 @@ enum class Task { kExtraction, kTools, kArithmetic, kClassification, kSmallTalk 
 // The default set (the pretraining stream); small talk only when named.
 inline constexpr std::array<Task, 4> kAllTasks = {Task::kExtraction, Task::kTools,
                                                   Task::kArithmetic, Task::kClassification};
-inline constexpr std::array<Task, 5> kKnownTasks = {Task::kExtraction, Task::kTools,
-                                                    Task::kArithmetic, Task::kClassification,
-                                                    Task::kSmallTalk};
+inline constexpr std::array<Task, 5> kKnownTasks = {
+    Task::kExtraction, Task::kTools, Task::kArithmetic, Task::kClassification, Task::kSmallTalk};
 
 // "extraction", "tools", "arithmetic", "classification", "chat"
 std::string_view task_name(Task task);

@@ -72,8 +72,10 @@ Exchange weather_one(SynthRng& rng) {
   Exchange e{ToolId::kWeather, asks[rng.below(asks.size())]};
   if (rng.broad_variety()) {
     const std::array<std::string, 6> more = {
-        "Is it cold in " + w.city + " today?", "What's it like outside in " + w.city + "?",
-        "Weather for " + w.city + ", please.", "Any idea how the weather is in " + w.city + "?",
+        "Is it cold in " + w.city + " today?",
+        "What's it like outside in " + w.city + "?",
+        "Weather for " + w.city + ", please.",
+        "Any idea how the weather is in " + w.city + "?",
         "Tell me the temperature in " + w.city + ".",
         "I'll be in " + w.city + " later. What are the conditions there?"};
     e.request = more[rng.below(more.size())];
@@ -148,9 +150,10 @@ Exchange calculator(SynthRng& rng) {
   Exchange e{ToolId::kCalculator, asks[rng.below(asks.size())]};
   if (rng.broad_variety()) {
     const std::array<std::string, 7> more = {
-        "Compute " + spoken + ".", "Work out " + spoken + ".", "How much is " + spoken + "?",
-        "Please evaluate " + expr + ".", "What does " + expr + " come to?",
-        "Figure out " + spoken + " for me.", "Use the calculator: " + expr};
+        "Compute " + spoken + ".",         "Work out " + spoken + ".",
+        "How much is " + spoken + "?",     "Please evaluate " + expr + ".",
+        "What does " + expr + " come to?", "Figure out " + spoken + " for me.",
+        "Use the calculator: " + expr};
     e.request = more[rng.below(more.size())];
   }
   e.calls.push_back(call(ToolId::kCalculator, Json{{"expression", expr}}));
@@ -191,7 +194,8 @@ Exchange unit_conversion(SynthRng& rng) {
   if (rng.broad_variety()) {
     const std::string to_plural(to_name);
     const std::array<std::string, 4> more = {
-        "Turn " + quantity + " into " + to_plural + ".", "Express " + quantity + " in " + to_plural + ".",
+        "Turn " + quantity + " into " + to_plural + ".",
+        "Express " + quantity + " in " + to_plural + ".",
         "I have " + quantity + ". How much is that in " + to_plural + "?",
         "Change " + quantity + " to " + to_plural + ", please."};
     e.request = more[rng.below(more.size())];
@@ -262,7 +266,8 @@ Exchange exchange_rate(SynthRng& rng) {
     const std::string money = prose_money(amount * 100, base, 1);
     const std::string quotes(quote.name_plural);
     const std::array<std::string, 3> more = {
-        "Convert " + money + " to " + quotes + ".", "What would " + money + " be in " + quotes + "?",
+        "Convert " + money + " to " + quotes + ".",
+        "What would " + money + " be in " + quotes + "?",
         "If I change " + money + ", how many " + quotes + " do I get?"};
     e.request = more[rng.below(more.size())];
   }
@@ -283,9 +288,14 @@ constexpr std::array<std::string_view, 3> kSystem = {
 
 // A greeting before the request or thanks after it, as people write (broad-variety knob).
 std::string framed(SynthRng& rng, std::string request) {
-  constexpr std::array<std::string_view, 8> kBefore = {
-      "", "Hi! ", "Hello. ", "Hey, quick question. ", "Good morning! ", "Sorry to bother you. ",
-      "I have a question. ", "Could you help me? "};
+  constexpr std::array<std::string_view, 8> kBefore = {"",
+                                                       "Hi! ",
+                                                       "Hello. ",
+                                                       "Hey, quick question. ",
+                                                       "Good morning! ",
+                                                       "Sorry to bother you. ",
+                                                       "I have a question. ",
+                                                       "Could you help me? "};
   constexpr std::array<std::string_view, 5> kAfter = {"", "", " Thanks!", " Thank you.",
                                                       " Thanks in advance."};
   return std::string(rng.pick(Words(kBefore))) + request + std::string(rng.pick(Words(kAfter)));
