@@ -1,5 +1,6 @@
 #include "server/generation_job.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace afm::server {
@@ -23,6 +24,7 @@ void GenerationJob::deliver(const std::string& text) {
     queued_start_ += queued_logprobs_.front().chosen.bytes.size();
     pending_logprobs_.push_back(std::move(queued_logprobs_.front()));
     queued_logprobs_.pop_front();
+    ++released_logprobs_;
   }
   if (!text.empty()) cv_.notify_all();
 }
@@ -56,12 +58,9 @@ void GenerationJob::run(CompleteFn complete, ChatRequest request) {
     deliver(stops_.flush());
     // The answer is what the client was given: cut before the stop sequence.
     result.text = delivered_;
-    // Log-probabilities end with the last token that reached the answer the client gets.
-    size_t covered = 0, keep = 0;
-    while (keep < result.logprobs.size() && covered < result.text.size()) {
-      covered += result.logprobs[keep++].chosen.bytes.size();
-    }
-    result.logprobs.resize(keep);
+    // Log-probabilities end with the last token that reached the answer the client gets:
+    // the entries deliver() released, which came in the result's order.
+    result.logprobs.resize(std::min(result.logprobs.size(), released_logprobs_));
     // The engine saw a cancellation; the client sees a normal stop at the sequence.
     if (stops_.stopped()) result.finish_reason = "stop";
   }

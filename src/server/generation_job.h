@@ -78,6 +78,7 @@ class GenerationJob {
   std::deque<ChatLogprob> queued_logprobs_;    // entries whose text is not delivered yet
   size_t queued_start_ = 0;                    // byte offset of the first queued entry
   std::vector<ChatLogprob> pending_logprobs_;  // delivered entries not yet taken by wait()
+  size_t released_logprobs_ = 0;               // entries delivered so far
   bool done_ = false;
   ChatResult result_;
   std::exception_ptr error_;

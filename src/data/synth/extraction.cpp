@@ -230,16 +230,10 @@ constexpr std::string_view kDocumentWords[] = {
 constexpr std::string_view kDepartments[] = {"Office",  "Branch", "Team",  "Desk",    "Accounts",
                                              "Records", "Travel", "Sales", "Payroll", "Events"};
 
-std::string lower_first(std::string word) {
-  if (!word.empty() && word[0] >= 'A' && word[0] <= 'Z')
-    word[0] = static_cast<char>(word[0] - 'A' + 'a');
-  return word;
-}
-
 std::string document_label(SynthRng& rng) {
   if (!rng.broad_variety()) return invented_word(rng);
   const std::string word(rng.pick(Words(kDocumentWords)));
-  if (rng.percent(30)) return std::string(rng.pick(Words(kDepartments))) + " " + lower_first(word);
+  if (rng.percent(30)) return std::string(rng.pick(Words(kDepartments))) + " " + lower_case(word);
   return word;
 }
 

@@ -227,23 +227,23 @@ constexpr std::string_view kJobSuffixes[] = {"", "", "er", "ist", " technician",
 constexpr std::string_view kEventKinds[] = {"festival", "fair", "summit", "expo", "gala",
                                             "meetup", "workshop", "conference", "tournament"};
 
-std::string lower(std::string s) {
+}  // namespace
+
+std::string lower_case(std::string s) {
   for (char& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
   return s;
 }
 
-}  // namespace
-
 std::string draw_occupation(SynthRng& rng) {
   if (invent(rng)) {
-    return lower(invented_name(rng, occupations())) + std::string(rng.pick(Words(kJobSuffixes)));
+    return lower_case(invented_name(rng, occupations())) + std::string(rng.pick(Words(kJobSuffixes)));
   }
   return std::string(rng.pick(occupations()));
 }
 
 std::string draw_event_name(SynthRng& rng) {
   if (invent(rng)) {
-    return lower(invented_name(rng, last_names())) + " " +
+    return lower_case(invented_name(rng, last_names())) + " " +
            std::string(rng.pick(Words(kEventKinds)));
   }
   return std::string(rng.pick(event_names()));

@@ -34,6 +34,8 @@ std::string draw_city_name(SynthRng& rng);
 std::string draw_company(SynthRng& rng);
 // A capitalised made-up word of 2-3 syllables ("Brenvik"), whatever the knobs say.
 std::string invented_word(SynthRng& rng);
+// ASCII letters lowered ("Payroll" -> "payroll"); other bytes as they are.
+std::string lower_case(std::string s);
 // Lower case, as the lists are: "krolvist", "brandel technician"; "modrik festival".
 std::string draw_occupation(SynthRng& rng);
 std::string draw_event_name(SynthRng& rng);

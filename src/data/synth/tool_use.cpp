@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <initializer_list>
 #include <iterator>
 
 #include "data/synth/chat_format.h"
@@ -60,6 +61,13 @@ Json weather_result(const Weather& w, bool fahrenheit) {
               {"conditions", w.conditions}};
 }
 
+// With the broad-variety knob, the request is rephrased as one of `more` (one draw for the
+// knob, one for the pick; no draw when the knob is 0).
+void rephrase(SynthRng& rng, std::string& request, std::initializer_list<std::string> more) {
+  if (!rng.broad_variety()) return;
+  request = std::data(more)[rng.below(more.size())];
+}
+
 Exchange weather_one(SynthRng& rng) {
   const Weather w = draw_weather(rng);
   const bool fahrenheit = rng.percent(30);
@@ -70,16 +78,13 @@ Exchange weather_one(SynthRng& rng) {
       "Tell me the current conditions in " + w.city + ".",
   };
   Exchange e{ToolId::kWeather, asks[rng.below(asks.size())]};
-  if (rng.broad_variety()) {
-    const std::array<std::string, 6> more = {
-        "Is it cold in " + w.city + " today?",
-        "What's it like outside in " + w.city + "?",
-        "Weather for " + w.city + ", please.",
-        "Any idea how the weather is in " + w.city + "?",
-        "Tell me the temperature in " + w.city + ".",
-        "I'll be in " + w.city + " later. What are the conditions there?"};
-    e.request = more[rng.below(more.size())];
-  }
+  rephrase(rng, e.request,
+           {"Is it cold in " + w.city + " today?",
+            "What's it like outside in " + w.city + "?",
+            "Weather for " + w.city + ", please.",
+            "Any idea how the weather is in " + w.city + "?",
+            "Tell me the temperature in " + w.city + ".",
+            "I'll be in " + w.city + " later. What are the conditions there?"});
   if (fahrenheit) e.request += " Please use Fahrenheit.";
   Json args = {{"city", w.city}};
   if (fahrenheit) args["unit"] = "fahrenheit";
@@ -148,14 +153,11 @@ Exchange calculator(SynthRng& rng) {
                                            "Can you calculate " + spoken + " for me?",
                                            "I need " + spoken + ", please."};
   Exchange e{ToolId::kCalculator, asks[rng.below(asks.size())]};
-  if (rng.broad_variety()) {
-    const std::array<std::string, 7> more = {
-        "Compute " + spoken + ".",         "Work out " + spoken + ".",
-        "How much is " + spoken + "?",     "Please evaluate " + expr + ".",
-        "What does " + expr + " come to?", "Figure out " + spoken + " for me.",
-        "Use the calculator: " + expr};
-    e.request = more[rng.below(more.size())];
-  }
+  rephrase(rng, e.request,
+           {"Compute " + spoken + ".",         "Work out " + spoken + ".",
+            "How much is " + spoken + "?",     "Please evaluate " + expr + ".",
+            "What does " + expr + " come to?", "Figure out " + spoken + " for me.",
+            "Use the calculator: " + expr});
   e.calls.push_back(call(ToolId::kCalculator, Json{{"expression", expr}}));
   e.results.push_back(Json{{"result", result}});
   e.answer = "The result is " + with_commas(result) + ".";
@@ -191,15 +193,12 @@ Exchange unit_conversion(SynthRng& rng) {
       "Convert " + quantity + " to " + std::string(to_name) + ".",
       "What is " + quantity + " in " + std::string(to_name) + "?"};
   Exchange e{ToolId::kConvertUnits, asks[rng.below(asks.size())]};
-  if (rng.broad_variety()) {
-    const std::string to_plural(to_name);
-    const std::array<std::string, 4> more = {
-        "Turn " + quantity + " into " + to_plural + ".",
-        "Express " + quantity + " in " + to_plural + ".",
-        "I have " + quantity + ". How much is that in " + to_plural + "?",
-        "Change " + quantity + " to " + to_plural + ", please."};
-    e.request = more[rng.below(more.size())];
-  }
+  const std::string to_plural(to_name);
+  rephrase(rng, e.request,
+           {"Turn " + quantity + " into " + to_plural + ".",
+            "Express " + quantity + " in " + to_plural + ".",
+            "I have " + quantity + ". How much is that in " + to_plural + "?",
+            "Change " + quantity + " to " + to_plural + ", please."});
   e.calls.push_back(call(ToolId::kConvertUnits,
                          Json{{"value", to_number(value)}, {"from_unit", from}, {"to_unit", to}}));
   e.results.push_back(Json{{"value", to_number(converted)}, {"unit", to}});
@@ -237,12 +236,9 @@ Exchange calendar(SynthRng& rng) {
   const std::string day = month_day(d) + ", " + std::to_string(d.year);
   Exchange e{ToolId::kCalendar,
              rng.percent(50) ? "What do I have on " + day + "?" : "Am I free on " + day + "?"};
-  if (rng.broad_variety()) {
-    const std::array<std::string, 4> more = {
-        "Check my calendar for " + day + ".", "Is anything scheduled on " + day + "?",
-        "Show my schedule for " + day + ".", "Do I have meetings on " + day + "?"};
-    e.request = more[rng.below(more.size())];
-  }
+  rephrase(rng, e.request,
+           {"Check my calendar for " + day + ".", "Is anything scheduled on " + day + "?",
+            "Show my schedule for " + day + ".", "Do I have meetings on " + day + "?"});
   e.calls.push_back(call(ToolId::kCalendar, Json{{"date", iso_date(d)}}));
   e.results.push_back(Json{{"date", iso_date(d)}, {"events", list}});
   e.answer = events.empty() ? "Your calendar is free on " + day + "."
@@ -262,15 +258,12 @@ Exchange exchange_rate(SynthRng& rng) {
   const int64_t converted = scale_rounded(amount * 100, rate, 10000);
   Exchange e{ToolId::kExchangeRate, "How much is " + prose_money(amount * 100, base, 1) + " in " +
                                         std::string(quote.name_plural) + "?"};
-  if (rng.broad_variety()) {
-    const std::string money = prose_money(amount * 100, base, 1);
-    const std::string quotes(quote.name_plural);
-    const std::array<std::string, 3> more = {
-        "Convert " + money + " to " + quotes + ".",
-        "What would " + money + " be in " + quotes + "?",
-        "If I change " + money + ", how many " + quotes + " do I get?"};
-    e.request = more[rng.below(more.size())];
-  }
+  const std::string money = prose_money(amount * 100, base, 1);
+  const std::string quotes(quote.name_plural);
+  rephrase(rng, e.request,
+           {"Convert " + money + " to " + quotes + ".",
+            "What would " + money + " be in " + quotes + "?",
+            "If I change " + money + ", how many " + quotes + " do I get?"});
   e.calls.push_back(call(ToolId::kExchangeRate, Json{{"base", base.code}, {"quote", quote.code}}));
   e.results.push_back(Json{
       {"base", base.code}, {"quote", quote.code}, {"rate", static_cast<double>(rate) / 10000.0}});
