@@ -9,17 +9,18 @@
 #include "base/error.h"
 #include "base/progress.h"
 #include "data/hash_mix.h"
-#include "framework/chat_service.h"
 #include "framework/loaded_model.h"
 #include "framework/training_example.h"
 #include "model/lora.h"
 #include "rl/rl_task.h"
+#include "rl/rollout.h"
 #include "train/checkpoint.h"
 #include "train/cpu_setup.h"
 #include "train/gguf_export.h"
 #include "train/gguf_import.h"
 #include "train/json_log.h"
 #include "train/lora_export.h"
+#include "train/rloo_step.h"
 #include "train/torch_ops.h"
 
 namespace afm::train {
@@ -40,73 +41,6 @@ struct Sample {
   int64_t completion_tokens = 0;
 };
 
-// The runtime side: the base model in afm's engine, answering with the current policy adapter.
-class Sampler {
- public:
-  Sampler(const RlooRunOptions& o, int threads)
-      : options_(o), model_(LoadedModel::load(o.base)),
-        service_(model_, ChatServiceOptions{.n_slots = 1, .n_threads = threads}) {
-    if (!model_->chat_template())
-      throw_error(ErrorCode::kUnsupported, o.base + ": " + model_->unavailable_reason());
-  }
-
-  void use_policy(const std::string& adapter_path) {
-    adapter_ = {model::LoraAdapter::load(adapter_path, model_->weights()->file()), 1.0f};
-  }
-
-  Sample sample(const rl::RlTask& task, int64_t group, uint64_t seed) {
-    ChatRequest r = task.prompt;
-    r.adapter = adapter_;
-    r.max_tokens = options_.max_new_tokens;
-    // The policy's own distribution: no truncation, so the samples are what the loss assumes.
-    r.sampling = {.temperature = options_.temperature, .top_k = 0, .top_p = 1.0f, .min_p = 0.0f,
-                  .seed = seed};
-    const ChatResult reply = service_.complete(r);
-    Sample s;
-    s.reward = rl::task_reward(task, reply);
-    s.group = group;
-    s.kind = task.kind;
-    s.completion_tokens = reply.completion_tokens;
-    ChatRequest conversation = task.prompt;
-    conversation.messages.emplace_back("assistant", reply.text, reply.tool_calls);
-    s.example = render_training_example(*model_->chat_template(), model_->tokenizer(), conversation);
-    return s;
-  }
-
- private:
-  const RlooRunOptions& options_;
-  std::shared_ptr<const LoadedModel> model_;
-  ChatService service_;
-  ChatAdapter adapter_;
-};
-
-struct Batch {
-  torch::Tensor tokens;   // (B, T) int64, padded with 0
-  torch::Tensor mask;     // (B, T-1) float: next token t+1 is a completion token
-  torch::Tensor rewards;  // (B) float64
-  torch::Tensor groups;   // (B) int64
-};
-
-Batch collate(const std::vector<Sample>& samples) {
-  const int64_t b = static_cast<int64_t>(samples.size());
-  int64_t t = 2;
-  for (const Sample& s : samples) t = std::max<int64_t>(t, s.example.tokens.size());
-  Batch batch{torch::zeros({b, t}, torch::kInt64), torch::zeros({b, t - 1}, torch::kFloat32),
-              torch::zeros({b}, torch::kFloat64), torch::zeros({b}, torch::kInt64)};
-  auto tokens = batch.tokens.accessor<int64_t, 2>();
-  auto mask = batch.mask.accessor<float, 2>();
-  for (int64_t i = 0; i < b; ++i) {
-    const TrainingExample& e = samples[i].example;
-    for (size_t j = 0; j < e.tokens.size(); ++j) {
-      tokens[i][j] = e.tokens[j];
-      if (j > 0 && e.trained[j]) mask[i][j - 1] = 1.0f;
-    }
-    batch.rewards[i] = samples[i].reward;
-    batch.groups[i] = samples[i].group;
-  }
-  return batch;
-}
-
 // Mean reward per task kind, for the log.
 nlohmann::json rewards_by_kind(const std::vector<Sample>& samples) {
   std::map<std::string, std::pair<double, int>> sums;
@@ -119,25 +53,11 @@ nlohmann::json rewards_by_kind(const std::vector<Sample>& samples) {
   return out;
 }
 
-RlooTerms update(LanguageModel& policy, AdamW& opt, const Batch& batch, const RlooRunOptions& o,
-                 bool autocast) {
-  AutocastGuard guard(autocast, c10::DeviceType::CPU);
-  torch::Tensor ref;
-  {
-    torch::NoGradGuard no_grad;
-    policy.set_lora_enabled(false);
-    ref = next_token_logprobs(policy, batch.tokens);
-    policy.set_lora_enabled(true);
-  }
-  opt.zero_grad();
-  const torch::Tensor lp = next_token_logprobs(policy, batch.tokens);
-  // Synchronous: the sampling policy is this one, so the behaviour log-probabilities are lp.
-  RlooTerms terms =
-      rloo_loss(lp, ref, lp.detach(), batch.mask, batch.rewards, batch.groups, o.rloo);
-  terms.loss.backward();
-  clip_gradient_norm(policy.trainable_tensors(), o.grad_clip > 0 ? o.grad_clip : 1e30);
-  opt.step();
-  return terms;
+std::vector<RlooRow> rows_of(const std::vector<Sample>& samples) {
+  std::vector<RlooRow> rows;
+  for (const Sample& s : samples)
+    rows.push_back({s.example.tokens, s.example.trained, {}, s.reward, s.group});
+  return rows;
 }
 
 nlohmann::json config_json(const RlooRunOptions& o) {
@@ -157,7 +77,9 @@ RlooRunResult run_rloo(const RlooRunOptions& o) {
                 "rloo needs at least 2 samples per prompt (the baseline leaves one out)");
   const CpuSetup cpu = configure_cpu(o.run.threads, o.run.cpu_bf16);
   const std::vector<rl::RlTask> tasks = rl::read_rl_tasks(o.prompts);
-  Sampler sampler(o, cpu.threads);
+  rl::Rollout sampler(LoadedModel::load(o.base),
+                     {.max_new_tokens = o.max_new_tokens, .temperature = o.temperature,
+                      .threads = cpu.threads});
 
   std::shared_ptr<LanguageModel> policy = import_gguf_model(o.base).model;
   torch::manual_seed(o.seed);
@@ -179,20 +101,26 @@ RlooRunResult run_rloo(const RlooRunOptions& o) {
   while (step < o.steps) {
     const auto t0 = Clock::now();
     export_lora_adapter(*policy, o.base, {}, policy_path);
-    sampler.use_policy(policy_path);
+    sampler.use_policy(
+        model::LoraAdapter::load(policy_path, sampler.model().weights()->file()));
     std::vector<Sample> samples;
     int64_t completion_tokens = 0;
     for (int64_t p = 0; p < o.prompts_per_step; ++p) {
       const uint64_t pick = data::mix64(data::mix64(o.seed, static_cast<uint64_t>(step)), p);
       const rl::RlTask& task = tasks[pick % tasks.size()];
       for (int64_t k = 0; k < o.samples_per_prompt; ++k) {
-        samples.push_back(sampler.sample(task, p, data::mix64(pick, static_cast<uint64_t>(k))));
-        completion_tokens += samples.back().completion_tokens;
+        rl::DrawnSample drawn = sampler.sample(task, data::mix64(pick, static_cast<uint64_t>(k)));
+        completion_tokens += drawn.completion_tokens;
+        samples.push_back({std::move(drawn.example), drawn.reward, p, task.kind,
+                           drawn.completion_tokens});
       }
     }
     const double sample_s = seconds_since(t0);
     const auto t1 = Clock::now();
-    const RlooTerms terms = update(*policy, opt, collate(samples), o, cpu.bf16_autocast);
+    // Synchronous: the sampling policy is this one, so the behaviour log-probabilities are the
+    // policy's own (no behaviour in the rows).
+    const RlooTerms terms = rloo_update(*policy, opt, collate_rloo(rows_of(samples)), o.rloo,
+                                        o.grad_clip, cpu.bf16_autocast);
     ++step;
     result.last_reward = terms.mean_reward;
     log.write({{"step", step}, {"reward", terms.mean_reward}, {"reward_by_task", rewards_by_kind(samples)},

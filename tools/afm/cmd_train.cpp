@@ -28,6 +28,7 @@
 #include "option_checks.h"
 #include "tokenizer/bpe_trainer.h"
 #include "train_model_commands.h"
+#include "train_rloo_generator.h"
 
 namespace afm::cli {
 
@@ -162,6 +163,7 @@ void setup_train(CLI::App& root) {
   setup_train_tokenizer(*train);
   setup_train_pretrain(*train);
   setup_train_export(*train);
+  setup_train_rloo_generator(*train);
 }
 
 }  // namespace

@@ -154,6 +154,9 @@ void setup_train_pretrain(CLI::App& train) {
   add_trainer_passthrough(train, "rloo",
                           "Reinforcement learning with RLOO on rule-rewarded tasks (runs afm-train "
                           "rloo; see its --help)");
+  add_trainer_passthrough(train, "rloo-updater",
+                          "The policy updater of an asynchronous RLOO run (runs afm-train "
+                          "rloo-updater; see its --help)");
   CLI::App* sft = train.add_subcommand(
       "sft", "Fine-tune a GGUF model on conversations: --data F.jsonl is rendered with the "
              "base's chat template first (afm data sft), then afm-train sft runs; see its --help");

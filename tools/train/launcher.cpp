@@ -16,10 +16,8 @@
 extern char** environ;
 
 namespace afm::train {
-namespace {
 
-// A TCP port that was free a moment ago, for rank 0's rendezvous store.
-int free_port() {
+int free_loopback_port() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -28,12 +26,14 @@ int free_port() {
   if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
       getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
     if (fd >= 0) close(fd);
-    throw_error(ErrorCode::kIo, "cannot find a free TCP port for the ranks' rendezvous");
+    throw_error(ErrorCode::kIo, "cannot find a free loopback TCP port");
   }
   const int port = ntohs(addr.sin_port);
   close(fd);
   return port;
 }
+
+namespace {
 
 pid_t spawn_rank(int rank, int nproc, int port, char** argv) {
   std::vector<std::string> env_strings;
@@ -59,7 +59,7 @@ pid_t spawn_rank(int rank, int nproc, int port, char** argv) {
 }  // namespace
 
 int launch_local_ranks(int nproc, char** argv) {
-  const int port = free_port();
+  const int port = free_loopback_port();
   std::vector<pid_t> ranks;
   for (int r = 0; r < nproc; ++r) ranks.push_back(spawn_rank(r, nproc, port, argv));
   int result = 0;

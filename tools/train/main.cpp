@@ -18,12 +18,13 @@
 #include "train/checkpoint.h"
 #include "train/cpu_setup.h"
 #include "train/gguf_export.h"
-#ifdef AFM_TRAIN_WITH_RL
-#include "train/rloo_run.h"
-#endif
 #include "train/sft.h"
 #include "train/trainer.h"
 #include "launcher.h"
+#ifdef AFM_TRAIN_WITH_RL
+#include "rloo_commands.h"
+#endif
+#include "train_options.h"
 
 namespace {
 
@@ -37,25 +38,6 @@ struct PretrainArgs {
   int launcher_status = 0;
   RunOptions run;
 };
-
-// The options every training run shares: device, threads, bf16, logs, resume, stopping.
-void add_run_options(CLI::App* cmd, RunOptions& run) {
-  cmd->add_option("--device", run.device, "cpu, cuda or cuda:N")->capture_default_str();
-  cmd->add_option("-t,--threads", run.threads,
-                  "CPU compute threads: libtorch's and the BLAS's, one pool (default: the "
-                  "physical cores)")
-      ->check(CLI::Range(1, 4096));
-  const std::map<std::string, CpuBf16> bf16_modes{
-      {"auto", CpuBf16::kAuto}, {"on", CpuBf16::kOn}, {"off", CpuBf16::kOff}};
-  cmd->add_option("--cpu-bf16", run.cpu_bf16,
-                  "bf16 autocast for matrix products on the CPU: auto (where the CPU has "
-                  "AVX512-BF16), on or off")
-      ->transform(CLI::CheckedTransformer(bf16_modes, CLI::ignore_case));
-  cmd->add_flag("--json", run.json_stdout, "Print every log record as JSON on stdout");
-  cmd->add_flag("--fresh", run.fresh, "Start from step 0 even if a checkpoint exists");
-  cmd->add_option("--stop-after", run.stop_after,
-                  "Stop (with a checkpoint) after this many steps of this run");
-}
 
 void add_pretrain(CLI::App& app, PretrainArgs& a) {
   CLI::App* cmd = app.add_subcommand("pretrain", "Pretrain a model from a JSON config");
@@ -236,58 +218,6 @@ void add_adapter(CLI::App& app, AdapterArgs& a) {
   });
 }
 
-#ifdef AFM_TRAIN_WITH_RL
-struct RlooArgs {
-  RlooRunOptions o;
-};
-
-void add_rloo(CLI::App& app, RlooArgs& a) {
-  CLI::App* cmd = app.add_subcommand(
-      "rloo", "Reinforcement learning with RLOO on rule-rewarded tasks (synchronous; a LoRA "
-              "policy on a frozen base; docs/rl.md)");
-  RlooRunOptions& o = a.o;
-  cmd->add_option("--base", o.base, "GGUF model: the starting policy and the KL reference")
-      ->required();
-  cmd->add_option("--prompts", o.prompts,
-                  "JSONL conversations with reference answers (afm data synth --format jsonl)")
-      ->required();
-  cmd->add_option("--out", o.out_dir, "Run folder (checkpoints, log.jsonl, adapter.gguf)")
-      ->required();
-  cmd->add_option("--steps", o.steps, "Updates")->capture_default_str()
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  cmd->add_option("--prompts-per-step", o.prompts_per_step, "Prompts sampled per update")
-      ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  cmd->add_option("-k,--samples", o.samples_per_prompt, "Completions per prompt (at least 2)")
-      ->capture_default_str()->check(CLI::Range(int64_t{2}, int64_t{1} << 10));
-  cmd->add_option("--max-new-tokens", o.max_new_tokens, "Longest completion")
-      ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
-  cmd->add_option("--temperature", o.temperature, "Sampling temperature")
-      ->capture_default_str()->check(CLI::Range(0.05, 4.0));
-  cmd->add_option("--kl-beta", o.rloo.kl_beta, "Weight of the KL to the base in the reward")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
-  cmd->add_option("--max-ratio", o.rloo.max_ratio, "Truncation of the importance ratio")
-      ->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--lr", o.optim.lr, "AdamW learning rate")->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--rank", o.lora.rank, "LoRA rank of the policy")->capture_default_str()
-      ->check(CLI::Range(int64_t{1}, int64_t{4096}));
-  cmd->add_option("--alpha", o.lora.alpha, "LoRA alpha")->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--checkpoint-every", o.checkpoint_every, "Updates between checkpoints")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
-  cmd->add_option("--seed", o.seed, "Seed of the prompt choice, the sampling and LoRA's A")
-      ->capture_default_str();
-  cmd->add_flag("--merged", o.merged, "Also write <out>/model.gguf with the policy folded in");
-  add_run_options(cmd, o.run);
-  cmd->callback([&a] {
-    const RlooRunResult r = run_rloo(a.o);
-    std::printf("wrote %s (%lld updates, last mean reward %.3f)\n", r.adapter_path.c_str(),
-                static_cast<long long>(r.steps_done), r.last_reward);
-    if (!r.model_path.empty()) std::printf("wrote %s\n", r.model_path.c_str());
-  });
-}
-
-#endif  // AFM_TRAIN_WITH_RL
 
 }  // namespace
 
@@ -314,13 +244,14 @@ int main(int argc, char** argv) {
   add_sft(app, sft);
   AdapterArgs adapter;
   add_adapter(app, adapter);
+  int rloo_status = 0;
 #ifdef AFM_TRAIN_WITH_RL
-  RlooArgs rloo;
-  add_rloo(app, rloo);
+  add_rloo_commands(app, argc, argv, rloo_status);
 #endif
   try {
     app.parse(argc, argv);
     if (pretrain.launcher_status != 0) return pretrain.launcher_status;
+    if (rloo_status != 0) return rloo_status;
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const std::exception& e) {
