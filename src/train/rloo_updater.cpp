@@ -210,7 +210,11 @@ RlooRunResult run_rloo_updater(const RlooUpdaterOptions& u) {
     nlohmann::json by_kind = nlohmann::json::object();
     for (const auto& [kind, v] : t.by_kind) by_kind[kind] = v.first / v.second;
     double behind_sum = 0;
-    for (const rl::TrajectoryGroup& g : in.groups) behind_sum += std::max<int64_t>(0, step - 1 - g.version);
+    std::vector<std::string> ids;
+    for (const rl::TrajectoryGroup& g : in.groups) {
+      behind_sum += static_cast<double>(std::max<int64_t>(0, step - 1 - g.version));
+      ids.push_back(g.id);
+    }
     result.last_reward = terms.mean_reward;
     log.write({{"step", step}, {"reward", terms.mean_reward}, {"reward_by_task", by_kind},
                {"kl", terms.mean_kl}, {"loss", terms.loss.item<double>()},
@@ -222,7 +226,7 @@ RlooRunResult run_rloo_updater(const RlooUpdaterOptions& u) {
                {"samples", t.samples}, {"completion_tokens", t.completion_tokens},
                {"generator_tokens_per_s", t.completion_tokens / std::max(t.sample_seconds, 1e-9)},
                {"updater_tokens_per_s", t.positions / std::max(update_s, 1e-9)},
-               {"wait_s", in.wait_s}, {"update_s", update_s},
+               {"groups", ids}, {"wait_s", in.wait_s}, {"update_s", update_s},
                {"elapsed_s", seconds_since(start)}});
     char detail[96];
     std::snprintf(detail, sizeof(detail), "reward %.3f kl %.3f", terms.mean_reward, terms.mean_kl);

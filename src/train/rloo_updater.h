@@ -13,9 +13,9 @@
 // order and recomputes the same next step.
 //
 // The log (<out>/log.jsonl) has per step the reward (overall and per task), KL, loss, mean
-// importance ratio and truncated share, the staleness of the used groups (mean, histogram so
-// far), groups dropped as stale or malformed, the generators' sampling tokens/s, the updater's
-// own tokens/s and the seconds spent waiting for data and updating.
+// importance ratio and truncated share, the ids of the groups used and their staleness (mean,
+// histogram so far), groups dropped as stale or malformed, the generators' sampling tokens/s,
+// the updater's own tokens/s and the seconds spent waiting for data and updating.
 //
 // Errors: afm::Error from the base model, the checkpoint, the broker (kIo once the retry window
 // is spent). A malformed group is logged and skipped, never fatal.

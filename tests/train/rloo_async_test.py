@@ -1,0 +1,153 @@
+"""Asynchronous RLOO end to end on the shipped model (docs/rl.md), with the faults the design
+promises to survive, on a redis-server this test starts (so it can look inside the broker):
+
+- `afm train rloo --generators 2 --broker ADDR` runs 6 updates; step 1's importance ratio is
+  ~1 (the runtime's behaviour log-probabilities agree with the trainer's for the same policy);
+- kill -9 of a generator: every group it had published is used by a later update (nothing
+  published is lost), the launcher starts it again and the run goes on;
+- kill -9 of the updater after step 3 (checkpoint at 2): the launcher starts it again, it
+  resumes from its checkpoint and recomputes step 3 from the same groups with the same loss;
+- an unreachable broker is a clear error after the retry window, for the updater's run and for
+  a generator alone, not a hang.
+CPU, one thread per process."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sft_cli_test import AFM, BASE, records, run  # noqa: E402
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def redis(port, *args):
+    return subprocess.run(["redis-cli", "-p", str(port), *args], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def rloo(prompts, out, port, *extra):
+    return [AFM, "train", "rloo", "--base", BASE, "--prompts", prompts, "--out", out,
+            "--generators", "2", "--broker", f"127.0.0.1:{port}", "--steps", "6",
+            "--prompts-per-step", "2", "-k", "3", "--max-new-tokens", "24", "--temperature", "1.5",
+            "--checkpoint-every", "2", "--max-staleness", "100", "--max-backlog", "4",
+            "--lr", "1e-3", "-t", "1", "--generator-threads", "1", "--cpu-bf16", "off", *extra]
+
+
+def processes(pattern):
+    out = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
+    return [int(p) for p in out.stdout.split()]
+
+
+def wait_for(predicate, what, seconds=300):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def step_records(out):
+    if not os.path.exists(os.path.join(out, "log.jsonl")):
+        return []
+    return [r for r in records(out) if "step" in r and "loss" in r]
+
+
+def check_faults(tmp, prompts, port):
+    out = os.path.join(tmp, "run")
+    launcher = subprocess.Popen(rloo(prompts, out, port), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: len(step_records(out)) >= 1, "step 1")
+        # Kill a generator: what it published stays on the broker.
+        victim = wait_for(lambda: processes(f"rloo-generator .*{out}/generators"), "a generator")[0]
+        published = redis(port, "XRANGE", "afm:rloo:run:trajectories", "-", "+").split("\n")
+        os.kill(victim, signal.SIGKILL)
+        wait_for(lambda: len(step_records(out)) >= 3, "step 3")
+        updater = processes(f"rloo-updater .*{out}")
+        assert len(updater) == 1, updater
+        os.kill(updater[0], signal.SIGKILL)
+        stdout, stderr = launcher.communicate(timeout=900)
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+    assert launcher.returncode == 0, stderr
+    assert "the generator" in stderr and "starting it again" in stderr, stderr
+    assert "the updater was killed by signal 9; starting it again" in stderr, stderr
+
+    log = records(out)
+    steps = [r for r in log if "loss" in r]
+    numbers = [r["step"] for r in steps]
+    assert numbers[-1] == 6 and sorted(set(numbers)) == [1, 2, 3, 4, 5, 6], numbers
+    assert any(r.get("event") == "resume" and r["step"] == 2 for r in log), log
+    threes = [r for r in steps if r["step"] == 3]
+    # Killed after step 3 was logged: recomputed from the checkpoint of step 2 with the groups
+    # the first updater had read, so the same loss.
+    assert len(threes) == 2, threes
+    assert threes[0]["groups"] == threes[1]["groups"], threes
+    assert abs(threes[0]["loss"] - threes[1]["loss"]) <= 1e-6 * max(1, abs(threes[0]["loss"])), threes
+    assert 0.8 <= steps[0]["ratio_mean"] <= 1.25, steps[0]
+    used = {g for r in steps for g in r["groups"]}
+    on_broker = [json.loads(line) for line in published if line.startswith("{")]
+    assert on_broker, published
+    for group in on_broker:  # every group on the broker when the generator died was used
+        assert group["id"] in used, (group["id"], sorted(used))
+    for r in steps:
+        assert r["samples"] == 6 and r["completion_tokens"] > 0 and r["generator_tokens_per_s"] > 0, r
+        assert set(r["staleness_histogram"]) and r["malformed"] == 0, r
+    assert os.path.exists(os.path.join(out, "adapter.gguf"))
+    assert redis(port, "GET", "afm:rloo:run:done").strip() == "1"
+    return steps
+
+
+def check_unreachable(tmp, prompts):
+    dead = f"127.0.0.1:{free_port()}"
+    t0 = time.time()
+    p = run([AFM, "train", "rloo-generator", "--broker", dead, "--run-name", "x", "--base", BASE,
+             "--prompts", prompts, "--broker-timeout", "1", "-t", "1"], ok=False)
+    assert p.returncode == 1 and f"cannot reach the broker at {dead}" in p.stderr, p.stderr
+    p = run(rloo(prompts, os.path.join(tmp, "dead"), dead.split(":")[1], "--broker-timeout", "1"),
+            ok=False)
+    assert p.returncode != 0 and f"cannot reach the broker at {dead}" in p.stderr, p.stderr
+    assert time.time() - t0 < 120
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        prompts = os.path.join(tmp, "prompts.jsonl")
+        run([AFM, "data", "synth", "--seed", "43", "--n", "60", "--tasks",
+             "arithmetic,extraction,tools", "--bare-arithmetic", "50", "--format", "jsonl",
+             "--out", prompts])
+        port = free_port()
+        server = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
+                                   "--save", "", "--appendonly", "no", "--dir", tmp],
+                                  stdout=subprocess.DEVNULL)
+        try:
+            wait_for(lambda: subprocess.run(["redis-cli", "-p", str(port), "PING"],
+                                            capture_output=True, text=True).stdout.strip() == "PONG",
+                     "redis-server", 30)
+            steps = check_faults(tmp, prompts, port)
+        finally:
+            server.terminate()
+            server.wait()
+        check_unreachable(tmp, prompts)
+        p = run([AFM, "train", "rloo", "--base", BASE, "--prompts", prompts, "--out",
+                 os.path.join(tmp, "x"), "--sync", "--generators", "1"], ok=False)
+        assert p.returncode != 0 and "exclude each other" in p.stderr, p.stderr
+    print("rloo async: ok", [(r["step"], round(r["reward"], 3), round(r["ratio_mean"], 3))
+                             for r in steps])
+    return True
+
+
+if __name__ == "__main__":
+    sys.exit(0 if main() else 1)
