@@ -1,12 +1,13 @@
 """Asynchronous RLOO end to end on the shipped model (docs/rl.md), with the faults the design
 promises to survive, on a redis-server this test starts (so it can look inside the broker):
 
-- `afm train rloo --generators 2 --broker ADDR` runs 6 updates; step 1's importance ratio is
+- `afm train rloo --generators 2 --broker ADDR` runs 8 updates; step 1's importance ratio is
   ~1 (the runtime's behaviour log-probabilities agree with the trainer's for the same policy);
 - kill -9 of a generator: every group it had published is used by a later update (nothing
   published is lost), the launcher starts it again and the run goes on;
-- kill -9 of the updater after step 3 (checkpoint at 2): the launcher starts it again, it
-  resumes from its checkpoint and recomputes step 3 from the same groups with the same loss;
+- kill -9 of the updater after an odd step s >= 3 (checkpoints at even steps): the launcher
+  starts it again, it resumes from the checkpoint of step s - 1 and recomputes step s from the
+  same groups with the same loss;
 - an unreachable broker is a clear error after the retry window, for the updater's run and for
   a generator alone, not a hang.
 CPU, one thread per process."""
@@ -36,7 +37,7 @@ def redis(port, *args):
 
 def rloo(prompts, out, port, *extra):
     return [AFM, "train", "rloo", "--base", BASE, "--prompts", prompts, "--out", out,
-            "--generators", "2", "--broker", f"127.0.0.1:{port}", "--steps", "6",
+            "--generators", "2", "--broker", f"127.0.0.1:{port}", "--steps", "8",
             "--prompts-per-step", "2", "-k", "3", "--max-new-tokens", "24", "--temperature", "1.5",
             "--checkpoint-every", "2", "--max-staleness", "100", "--max-backlog", "4",
             "--lr", "1e-3", "-t", "1", "--generator-threads", "1", "--cpu-bf16", "off", *extra]
@@ -63,6 +64,24 @@ def step_records(out):
     return [r for r in records(out) if "step" in r and "loss" in r]
 
 
+def kill_updater_after_odd_step(out):
+    """kill -9 of the updater once an odd step (3 or more) is logged: checkpoints are taken at
+    even steps before the next step's data are read, so the one before it is on disk and the
+    resumed updater must recompute that step. The updater is stopped (SIGSTOP) while the log
+    is read, so the step it is at cannot change meanwhile."""
+    while True:
+        wait_for(lambda: len(step_records(out)) >= 3, "step 3")
+        updater = processes(f"rloo-updater .*{out}")
+        assert len(updater) == 1, updater
+        os.kill(updater[0], signal.SIGSTOP)
+        last = step_records(out)[-1]["step"]
+        if last % 2 == 1:
+            os.kill(updater[0], signal.SIGKILL)
+            return last
+        os.kill(updater[0], signal.SIGCONT)
+        wait_for(lambda: step_records(out)[-1]["step"] > last, "the next step")
+
+
 def check_faults(tmp, prompts, port):
     out = os.path.join(tmp, "run")
     launcher = subprocess.Popen(rloo(prompts, out, port), stdout=subprocess.PIPE,
@@ -73,10 +92,7 @@ def check_faults(tmp, prompts, port):
         victim = wait_for(lambda: processes(f"rloo-generator .*{out}/generators"), "a generator")[0]
         published = redis(port, "XRANGE", "afm:rloo:run:trajectories", "-", "+").split("\n")
         os.kill(victim, signal.SIGKILL)
-        wait_for(lambda: len(step_records(out)) >= 3, "step 3")
-        updater = processes(f"rloo-updater .*{out}")
-        assert len(updater) == 1, updater
-        os.kill(updater[0], signal.SIGKILL)
+        killed_after = kill_updater_after_odd_step(out)
         stdout, stderr = launcher.communicate(timeout=900)
     finally:
         if launcher.poll() is None:
@@ -88,14 +104,14 @@ def check_faults(tmp, prompts, port):
     log = records(out)
     steps = [r for r in log if "loss" in r]
     numbers = [r["step"] for r in steps]
-    assert numbers[-1] == 6 and sorted(set(numbers)) == [1, 2, 3, 4, 5, 6], numbers
-    assert any(r.get("event") == "resume" and r["step"] == 2 for r in log), log
-    threes = [r for r in steps if r["step"] == 3]
-    # Killed after step 3 was logged: recomputed from the checkpoint of step 2 with the groups
-    # the first updater had read, so the same loss.
-    assert len(threes) == 2, threes
-    assert threes[0]["groups"] == threes[1]["groups"], threes
-    assert abs(threes[0]["loss"] - threes[1]["loss"]) <= 1e-6 * max(1, abs(threes[0]["loss"])), threes
+    assert numbers[-1] == 8 and sorted(set(numbers)) == list(range(1, 9)), numbers
+    assert any(r.get("event") == "resume" and r["step"] == killed_after - 1 for r in log), log
+    repeated = [r for r in steps if r["step"] == killed_after]
+    # Killed after an odd step was logged: recomputed from the checkpoint of the step before
+    # with the groups the first updater had read, so the same loss.
+    assert len(repeated) == 2, repeated
+    assert repeated[0]["groups"] == repeated[1]["groups"], repeated
+    assert abs(repeated[0]["loss"] - repeated[1]["loss"]) <= 1e-6 * max(1, abs(repeated[0]["loss"])), repeated
     assert 0.8 <= steps[0]["ratio_mean"] <= 1.25, steps[0]
     used = {g for r in steps for g in r["groups"]}
     on_broker = [json.loads(line) for line in published if line.startswith("{")]
