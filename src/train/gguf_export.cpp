@@ -75,6 +75,7 @@ void export_gguf(const LanguageModel& model, const ExportOptions& options,
   add_hparams(c, w);
   w.set("general.file_type", Value(quant::llama_file_type(options.type)));
   if (!options.tokenizer_gguf.empty()) add_tokenizer(options.tokenizer_gguf, c.vocab_size, w);
+  for (const auto& [key, value] : options.extra_u32) w.set(key, Value(value));
   for (const NamedParameter& p : model.gguf_parameters()) {
     torch::Tensor t = p.tensor.detach().to(torch::kCPU, torch::kFloat32).contiguous();
     const gguf::TensorType type = storage_type(t, options.type);

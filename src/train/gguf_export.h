@@ -8,7 +8,10 @@
 // not the model's, kIo for the write).
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gguf/types.h"
 #include "train/language_model.h"
@@ -19,6 +22,8 @@ struct ExportOptions {
   gguf::TensorType type = gguf::TensorType::kF32;
   std::string tokenizer_gguf;  // a GGUF with tokenizer.* keys; empty: no tokenizer keys
   std::string name = "afm";    // general.name
+  // More metadata keys with u32 values (a reward model's afm.reward.score_token).
+  std::vector<std::pair<std::string, uint32_t>> extra_u32;
 };
 
 void export_gguf(const LanguageModel& model, const ExportOptions& options,

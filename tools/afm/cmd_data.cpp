@@ -16,6 +16,7 @@
 
 #include "base/error.h"
 #include "command.h"
+#include "data_preferences.h"
 #include "data/corpus_builder.h"
 #include "data/shard_builder.h"
 #include "data/sft_render.h"
@@ -248,12 +249,14 @@ void add_sft(CLI::App& data) {
 
 void setup_data(CLI::App& root) {
   CLI::App* data = root.add_subcommand(
-      "data", "Training data: corpus, synthetic tasks, shards, fine-tuning records");
+      "data", "Training data: corpus, synthetic tasks, shards, fine-tuning records, preference "
+              "pairs");
   data->require_subcommand(1);
   add_corpus(*data);
   add_synth(*data);
   add_shards(*data);
   add_sft(*data);
+  add_data_preferences(*data);
 }
 
 }  // namespace

@@ -154,6 +154,9 @@ void setup_train_pretrain(CLI::App& train) {
   add_trainer_passthrough(train, "rloo",
                           "Reinforcement learning with RLOO on rule-rewarded tasks (runs afm-train "
                           "rloo; see its --help)");
+  add_trainer_passthrough(train, "reward",
+                          "Train a reward model on preference pairs (runs afm-train reward; see "
+                          "its --help)");
   add_trainer_passthrough(train, "rloo-updater",
                           "The policy updater of an asynchronous RLOO run (runs afm-train "
                           "rloo-updater; see its --help)");

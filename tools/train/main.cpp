@@ -22,6 +22,7 @@
 #include "train/trainer.h"
 #include "launcher.h"
 #ifdef AFM_TRAIN_WITH_RL
+#include "reward_command.h"
 #include "rloo_commands.h"
 #endif
 #include "train_options.h"
@@ -247,6 +248,7 @@ int main(int argc, char** argv) {
   int rloo_status = 0;
 #ifdef AFM_TRAIN_WITH_RL
   add_rloo_commands(app, argc, argv, rloo_status);
+  add_reward_command(app);
 #endif
   try {
     app.parse(argc, argv);
