@@ -77,12 +77,13 @@ class PolicyFollower {
 GeneratorStats run_generator(const GeneratorOptions& o) {
   if (o.samples_per_prompt < 2)
     throw_error(ErrorCode::kInvalidArgument, "a generator needs at least 2 samples per prompt");
-  const std::vector<RlTask> tasks = read_rl_tasks(o.prompts);
+  const std::vector<RlTask> tasks = read_rl_tasks(o.prompts, !o.reward_model.empty());
   fs::create_directories(o.work_dir);
   broker::RedisClient client(o.broker, o.redis);
   PolicyChannel channel(client, o.run);
   ReplayBuffer replay(client, o.run);
   Rollout rollout(LoadedModel::load(o.base), o.rollout);
+  rollout.set_reward_model(load_reward_model(o.reward_model, o.rollout.threads));
   PolicyFollower policy(o, channel, rollout);
 
   const uint64_t nonce = static_cast<uint64_t>(

@@ -24,6 +24,7 @@ namespace afm::rl {
 
 struct GeneratorOptions {
   std::string base, prompts, work_dir, run;
+  std::string reward_model;  // scores free-answer prompts; empty: rule rewards only
   broker::BrokerAddress broker;
   broker::RedisOptions redis;
   int64_t generator_id = 0;

@@ -18,6 +18,8 @@ const char* reward_kind_name(RewardKind kind) {
       return "tools";
     case RewardKind::kArithmetic:
       return "arithmetic";
+    case RewardKind::kFreeAnswer:
+      return "chat";
   }
   return "unknown";
 }
@@ -75,7 +77,7 @@ void check_lift(const ChatRequest& before, const ChatRequest& after, const std::
 
 }  // namespace
 
-RlTask make_rl_task(const ChatRequest& original, const std::string& where) {
+RlTask make_rl_task(const ChatRequest& original, const std::string& where, bool free_answers) {
   ChatRequest conversation = original;
   lift_tools(conversation, where);
   lift_response_format(conversation, where);
@@ -103,15 +105,18 @@ RlTask make_rl_task(const ChatRequest& original, const std::string& where) {
   } else if (task.reference.content.find("The answer is") != std::string::npos) {
     task.kind = RewardKind::kArithmetic;
     task.truth = *stated_answer(task.reference.content);  // the phrase is there
+  } else if (free_answers) {
+    task.kind = RewardKind::kFreeAnswer;
   } else {
     data::bad_conversation(where,
                            "no rule reward checks this answer (no response format, no tool "
-                           "call, no \"The answer is\")");
+                           "call, no \"The answer is\"); a reward model can score free answers "
+                           "(--reward-model)");
   }
   return task;
 }
 
-std::vector<RlTask> read_rl_tasks(const std::string& path) {
+std::vector<RlTask> read_rl_tasks(const std::string& path, bool free_answers) {
   std::ifstream in(path);
   if (!in) throw_error(ErrorCode::kNotFound, "cannot open " + path);
   std::vector<RlTask> tasks;
@@ -119,7 +124,7 @@ std::vector<RlTask> read_rl_tasks(const std::string& path) {
   for (int64_t n = 1; std::getline(in, line); ++n) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string where = path + ":" + std::to_string(n);
-    tasks.push_back(make_rl_task(data::parse_conversation(line, where), where));
+    tasks.push_back(make_rl_task(data::parse_conversation(line, where), where, free_answers));
   }
   if (tasks.empty()) throw_error(ErrorCode::kInvalidArgument, path + ": no conversations");
   return tasks;
@@ -135,8 +140,10 @@ double task_reward(const RlTask& task, const ChatResult& reply) {
       return tool_call_reward(reply.tool_calls, task.reference.tool_calls);
     case RewardKind::kArithmetic:
       return arithmetic_reward(reply.text, task.truth.get<std::string>());
+    case RewardKind::kFreeAnswer:
+      break;
   }
-  return 0.0;
+  throw_error(ErrorCode::kInvalidArgument, "a free answer has no rule reward: give a reward model");
 }
 
 }  // namespace afm::rl

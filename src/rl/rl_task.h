@@ -6,8 +6,8 @@
 //                                      the reference object's fields the reply has right
 //   the reference calls tools      -> tool calls: rewards.h tool_call_reward
 //   the reference states an answer ("The answer is N") -> arithmetic: the stated answer equals N
-// Anything else has no rule reward here and is an error naming the line (a reward model
-// scores free answers).
+// Anything else has no rule reward; with `free_answers` it is a free-answer task ("chat"),
+// scored by a reward model (reward_model.h; the caller's job), else an error naming the line.
 //
 // Synthetic conversations keep the afm template's tool list and response-format block as text
 // inside the system and user turns (data/synth/openai_jsonl.h); the task lifts them into
@@ -25,8 +25,9 @@
 
 namespace afm::rl {
 
-enum class RewardKind { kExtraction, kToolCall, kArithmetic };
-const char* reward_kind_name(RewardKind kind);  // "extraction", "tools", "arithmetic"
+enum class RewardKind { kExtraction, kToolCall, kArithmetic, kFreeAnswer };
+// "extraction", "tools", "arithmetic", "chat"
+const char* reward_kind_name(RewardKind kind);
 
 struct RlTask {
   ChatRequest prompt;
@@ -39,13 +40,15 @@ struct RlTask {
 
 // Errors: afm::Error(kInvalidArgument) "WHERE: ..." for a conversation without an assistant
 // turn or with a reference no rule reward checks.
-RlTask make_rl_task(const ChatRequest& conversation, const std::string& where);
+RlTask make_rl_task(const ChatRequest& conversation, const std::string& where,
+                    bool free_answers = false);
 
 // Every non-blank line of a JSONL file; kNotFound when it cannot be opened, the line errors
 // of parse_conversation and make_rl_task, kInvalidArgument for a file without tasks.
-std::vector<RlTask> read_rl_tasks(const std::string& path);
+std::vector<RlTask> read_rl_tasks(const std::string& path, bool free_answers = false);
 
-// The reward of `reply` (the ChatService result for task.prompt) in [0, 1].
+// The rule reward of `reply` (the ChatService result for task.prompt) in [0, 1];
+// Error(kInvalidArgument) for a free-answer task (a reward model scores those).
 double task_reward(const RlTask& task, const ChatResult& reply);
 
 }  // namespace afm::rl

@@ -29,6 +29,15 @@ void Rollout::use_policy(std::shared_ptr<const model::LoraAdapter> adapter) {
   adapter_ = {std::move(adapter), 1.0f};
 }
 
+void Rollout::set_reward_model(std::shared_ptr<const RewardModel> reward_model) {
+  reward_model_ = std::move(reward_model);
+}
+
+std::shared_ptr<const RewardModel> load_reward_model(const std::string& path, int threads) {
+  if (path.empty()) return nullptr;
+  return std::make_shared<const RewardModel>(path, threads);
+}
+
 DrawnSample Rollout::sample(const RlTask& task, uint64_t seed) {
   ChatRequest r = task.prompt;
   r.adapter = adapter_;
@@ -37,10 +46,17 @@ DrawnSample Rollout::sample(const RlTask& task, uint64_t seed) {
                 .seed = seed};
   const ChatResult reply = service_.complete(r);
   DrawnSample s;
-  s.reward = task_reward(task, reply);
+  const ChatMessage answer("assistant", reply.text, reply.tool_calls);
+  if (task.kind != RewardKind::kFreeAnswer)
+    s.reward = task_reward(task, reply);
+  else if (reward_model_)
+    s.reward = reward_model_->reward(task.prompt, answer);
+  else
+    throw_error(ErrorCode::kInvalidArgument,
+                "a free-answer task needs a reward model (--reward-model)");
   s.completion_tokens = reply.completion_tokens;
   ChatRequest conversation = task.prompt;
-  conversation.messages.emplace_back("assistant", reply.text, reply.tool_calls);
+  conversation.messages.push_back(answer);
   s.example =
       render_training_example(*model_->chat_template(), model_->tokenizer(), conversation);
   return s;

@@ -23,7 +23,7 @@ const RopeTable& DenseModel::rope_for(const torch::Device& device) {
   return rope_;
 }
 
-torch::Tensor DenseModel::forward(const torch::Tensor& tokens, const Packing& packing) {
+torch::Tensor DenseModel::hidden(const torch::Tensor& tokens, const Packing& packing) {
   const RopeTable& table = rope_for(tokens.device());
   const RopeTable packed_rope = packing.packed() ? rope_at(table, packing.positions) : RopeTable{};
   const AttentionSpec spec =
@@ -40,7 +40,7 @@ torch::Tensor DenseModel::forward(const torch::Tensor& tokens, const Packing& pa
     x = x + swiglu(rms_normalize(x, l.ffn.norm, config_.rms_epsilon), l.ffn.gate, l.ffn.up,
                    l.ffn.down);
   }
-  return head(x);
+  return x;
 }
 
 }  // namespace afm::train

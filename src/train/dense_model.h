@@ -13,7 +13,7 @@ namespace afm::train {
 class DenseModel : public LanguageModel {
  public:
   explicit DenseModel(ModelConfig config);
-  torch::Tensor forward(const torch::Tensor& tokens, const Packing& packing = {}) override;
+  torch::Tensor hidden(const torch::Tensor& tokens, const Packing& packing = {}) override;
 
  private:
   struct Layer {

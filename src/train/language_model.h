@@ -50,7 +50,13 @@ class LanguageModel : public torch::nn::Module {
  public:
   explicit LanguageModel(ModelConfig config) : config_(std::move(config)) {}
 
-  virtual torch::Tensor forward(const torch::Tensor& tokens, const Packing& packing = {}) = 0;
+  torch::Tensor forward(const torch::Tensor& tokens, const Packing& packing = {}) {
+    return head(hidden(tokens, packing));
+  }
+  // The last layer's output before the final norm and the tied head: (B, T, d).
+  virtual torch::Tensor hidden(const torch::Tensor& tokens, const Packing& packing = {}) = 0;
+  // Final norm and tied head on states (..., d): logits (..., vocab) in float32.
+  torch::Tensor head(const torch::Tensor& x) const;
   virtual torch::Tensor aux_loss() const;
 
   const ModelConfig& config() const { return config_; }
@@ -85,9 +91,8 @@ class LanguageModel : public torch::nn::Module {
   torch::Tensor normal(std::vector<int64_t> shape, double std) const;
   torch::Tensor ones(std::vector<int64_t> shape) const;
 
-  // x (B, T) ids -> (B, T, d) rows of the tied embedding; final norm and tied head.
+  // x (B, T) ids -> (B, T, d) rows of the tied embedding.
   torch::Tensor embed(const torch::Tensor& tokens) const;
-  torch::Tensor head(const torch::Tensor& x) const;
   void add_embedding_and_output_norm();
   // `prefix` is the GGUF layer prefix ("blk.3." or "trk.1.blk.3.").
   AttentionParams add_attention(const std::string& prefix, bool with_kv, bool qk_norm);

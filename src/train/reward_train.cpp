@@ -1,5 +1,6 @@
 #include "train/reward_train.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -87,9 +88,10 @@ torch::Tensor batch_scores(LanguageModel& model, const std::vector<const Rendere
       for (size_t j = 0; j < seq.size(); ++j) acc[row][j] = seq[j];
       last[row] = static_cast<int64_t>(seq.size()) - 1;
     }
-  // Right padding: causal attention keeps it out of the last real position.
-  const torch::Tensor logits = model.forward(tokens);  // (2P, T, V)
-  return logits.index({torch::arange(2 * p), last, static_cast<int64_t>(score_token)});
+  // Right padding: causal attention keeps it out of the last real position. Only the last
+  // position of each row goes through the head (the other positions' logits are not needed).
+  const torch::Tensor states = model.hidden(tokens).index({torch::arange(2 * p), last});
+  return model.head(states).index({torch::indexing::Slice(), static_cast<int64_t>(score_token)});
 }
 
 torch::Tensor batch_grades(const std::vector<const RenderedPair*>& batch) {
@@ -149,10 +151,13 @@ RewardTrainResult run_reward_training(const RewardTrainOptions& o) {
   const auto eval = [&](int64_t at) {
     if (split.val.empty()) return;
     AutocastGuard guard(cpu.bf16_autocast, c10::DeviceType::CPU);
+    const auto t0 = std::chrono::steady_clock::now();
     const RewardLossTerms v = evaluate(*model, split.val, o);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     result.val_accuracy = v.accuracy, result.val_loss = v.loss.item<double>();
     log.write({{"step", at}, {"val_loss", result.val_loss}, {"val_accuracy", v.accuracy},
-               {"val_margin", v.margin}, {"val_pairwise", v.pairwise}, {"val_graded", v.graded}});
+               {"val_margin", v.margin}, {"val_pairwise", v.pairwise}, {"val_graded", v.graded},
+               {"seconds", seconds}});
   };
   if (step == 0) eval(0);
   ProgressBar bar("reward", static_cast<uint64_t>(o.steps), ProgressBar::Unit::kItems);
@@ -164,6 +169,7 @@ RewardTrainResult run_reward_training(const RewardTrainOptions& o) {
       batch.push_back(&split.train[data::mix64(data::mix64(o.seed, static_cast<uint64_t>(step)),
                                                static_cast<uint64_t>(j)) %
                                    split.train.size()]);
+    const auto t0 = std::chrono::steady_clock::now();
     opt.set_lr(learning_rate_at(step, o.optim.lr, o.min_lr, o.warmup, o.steps));
     RewardLossTerms t;
     {
@@ -179,7 +185,8 @@ RewardTrainResult run_reward_training(const RewardTrainOptions& o) {
     opt.step();
     ++step;
     log.write({{"step", step}, {"loss", t.loss.item<double>()}, {"pairwise", t.pairwise},
-               {"graded", t.graded}, {"accuracy", t.accuracy}, {"margin", t.margin}});
+               {"graded", t.graded}, {"accuracy", t.accuracy}, {"margin", t.margin},
+               {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}});
     char detail[64];
     std::snprintf(detail, sizeof(detail), "loss %.3f acc %.2f", t.loss.item<double>(), t.accuracy);
     bar.set_detail(detail);

@@ -65,7 +65,7 @@ nlohmann::json config_json(const RlooRunOptions& o) {
           {"alpha", o.lora.alpha}, {"kl_beta", o.rloo.kl_beta}, {"max_ratio", o.rloo.max_ratio},
           {"lr", o.optim.lr}, {"steps", o.steps}, {"prompts_per_step", o.prompts_per_step},
           {"samples_per_prompt", o.samples_per_prompt}, {"max_new_tokens", o.max_new_tokens},
-          {"temperature", o.temperature}, {"seed", o.seed}};
+          {"temperature", o.temperature}, {"seed", o.seed}, {"reward_model", o.reward_model}};
 }
 
 }  // namespace
@@ -76,10 +76,11 @@ RlooRunResult run_rloo(const RlooRunOptions& o) {
     throw_error(ErrorCode::kInvalidArgument,
                 "rloo needs at least 2 samples per prompt (the baseline leaves one out)");
   const CpuSetup cpu = configure_cpu(o.run.threads, o.run.cpu_bf16);
-  const std::vector<rl::RlTask> tasks = rl::read_rl_tasks(o.prompts);
+  const std::vector<rl::RlTask> tasks = rl::read_rl_tasks(o.prompts, !o.reward_model.empty());
   rl::Rollout sampler(LoadedModel::load(o.base),
                      {.max_new_tokens = o.max_new_tokens, .temperature = o.temperature,
                       .threads = cpu.threads});
+  sampler.set_reward_model(rl::load_reward_model(o.reward_model, cpu.threads));
 
   std::shared_ptr<LanguageModel> policy = import_gguf_model(o.base).model;
   torch::manual_seed(o.seed);

@@ -37,6 +37,7 @@ namespace afm::train {
 struct RlooRunOptions {
   std::string base;     // GGUF: the starting policy and the KL reference
   std::string prompts;  // JSONL conversations (rl/rl_task.h)
+  std::string reward_model;  // scores free-answer prompts (rl/reward_model.h); empty: none
   std::string out_dir;
   LoraSpec lora{.rank = 16, .alpha = 32};
   RlooOptions rloo;

@@ -72,7 +72,7 @@ torch::Tensor ServerModel::layer_forward(const torch::Tensor& x, const Layer& l,
                     l.ffn.down);
 }
 
-torch::Tensor ServerModel::forward(const torch::Tensor& tokens, const Packing& packing) {
+torch::Tensor ServerModel::hidden(const torch::Tensor& tokens, const Packing& packing) {
   if (!rope_.cos.defined() || rope_.cos.device() != tokens.device()) {
     rope_ = make_rope_table(config_.context_length, config_.effective_head_dim(),
                             config_.rope_freq_base, tokens.device());
@@ -92,7 +92,7 @@ torch::Tensor ServerModel::forward(const torch::Tensor& tokens, const Packing& p
     }
     x = merged / static_cast<double>(config_.tracks);
   }
-  return head(x);
+  return x;
 }
 
 }  // namespace afm::train

@@ -14,7 +14,7 @@ namespace afm::train {
 class ServerModel : public LanguageModel {
  public:
   explicit ServerModel(ModelConfig config);
-  torch::Tensor forward(const torch::Tensor& tokens, const Packing& packing = {}) override;
+  torch::Tensor hidden(const torch::Tensor& tokens, const Packing& packing = {}) override;
   torch::Tensor aux_loss() const override { return aux_loss_; }
 
  private:

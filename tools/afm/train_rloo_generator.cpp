@@ -26,6 +26,8 @@ void setup_train_rloo_generator(CLI::App& train) {
   cmd->add_option("--prompts", o.prompts,
                   "JSONL conversations with reference answers (afm data synth --format jsonl)")
       ->required();
+  cmd->add_option("--reward-model", o.reward_model,
+                  "Reward model (afm train reward) scoring prompts without a rule reward");
   cmd->add_option("--id", o.generator_id, "This generator's number (seeds, group ids)")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
   cmd->add_option("--work", a->work,

@@ -65,6 +65,8 @@ void add_sampling_options(CLI::App* cmd, RlooRunOptions& o) {
       ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
   cmd->add_option("--temperature", o.temperature, "Sampling temperature")
       ->capture_default_str()->check(CLI::Range(0.05, 4.0));
+  cmd->add_option("--reward-model", o.reward_model,
+                  "Reward model (afm train reward) scoring prompts without a rule reward");
 }
 
 void add_broker_options(CLI::App* cmd, RlooUpdaterOptions& u) {
@@ -113,13 +115,15 @@ std::vector<std::string> updater_arguments(const RlooArgs& a) {
 std::vector<std::string> generator_arguments(const RlooArgs& a) {
   const RlooRunOptions& o = a.u.rl;
   const int64_t backlog = a.max_backlog > 0 ? a.max_backlog : 2 * o.prompts_per_step;
-  return {"--base", o.base, "--prompts", o.prompts,
+  std::vector<std::string> args = {"--base", o.base, "--prompts", o.prompts,
           "--work", (std::filesystem::path(o.out_dir) / "generators").string(),
           "--run-name", default_run_name(a.u), "-k", std::to_string(o.samples_per_prompt),
           "--max-new-tokens", std::to_string(o.max_new_tokens),
           "--temperature", std::to_string(o.temperature), "--seed", std::to_string(o.seed),
           "--max-backlog", std::to_string(backlog), "-t", std::to_string(a.generator_threads),
           "--broker-timeout", std::to_string(a.u.redis.retry_window_s)};
+  if (!o.reward_model.empty()) args.insert(args.end(), {"--reward-model", o.reward_model});
+  return args;
 }
 
 int run_async(RlooArgs& a) {
@@ -175,6 +179,7 @@ void add_updater(CLI::App& app, RlooArgs& a) {
   cmd->add_option("-k,--samples", a.u.rl.samples_per_prompt, "(read by the generators)");
   cmd->add_option("--max-new-tokens", a.u.rl.max_new_tokens, "(read by the generators)");
   cmd->add_option("--temperature", a.u.rl.temperature, "(read by the generators)");
+  cmd->add_option("--reward-model", a.u.rl.reward_model, "(read by the generators)");
   cmd->add_option("--broker", a.broker, "The Redis server (HOST:PORT)")->required();
   cmd->add_option("--consumer", a.u.consumer,
                   "This updater's consumer name in the stream's group (a restarted updater "
