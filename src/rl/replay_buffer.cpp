@@ -1,5 +1,7 @@
 #include "rl/replay_buffer.h"
 
+#include <algorithm>
+
 #include "base/error.h"
 
 namespace afm::rl {
@@ -14,7 +16,19 @@ std::string ReplayBuffer::publish(const std::string& group_json) {
 }
 
 int64_t ReplayBuffer::backlog() {
-  return client_.command({"XLEN", keys_.trajectories()}).integer;
+  // Entries in the stream are either waiting or delivered and not yet acknowledged (pending):
+  // acknowledged ones are deleted at once.
+  const int64_t entries = client_.command({"XLEN", keys_.trajectories()}).integer;
+  int64_t pending = 0;
+  try {
+    const broker::RedisReply r =
+        client_.command({"XPENDING", keys_.trajectories(), keys_.consumer_group()});
+    if (!r.elements.empty()) pending = r.elements[0].integer;
+  } catch (const Error& e) {
+    // NOGROUP: no updater has created the group yet, so nothing was delivered.
+    if (std::string(e.what()).find("NOGROUP") == std::string::npos) throw;
+  }
+  return std::max<int64_t>(0, entries - pending);
 }
 
 void ReplayBuffer::create_consumer_group() {

@@ -69,6 +69,7 @@ TEST(ReplayBuffer, DeliversOnceReplaysUnacknowledgedAndDeletesAcknowledged) {
   ReplayBuffer in(updater_side, "t");
   in.create_consumer_group();
   in.create_consumer_group();  // idempotent
+  EXPECT_EQ(out.backlog(), 0);
   for (int i = 0; i < 5; ++i) out.publish("group " + std::to_string(i));
   EXPECT_EQ(out.backlog(), 5);
 
@@ -80,11 +81,14 @@ TEST(ReplayBuffer, DeliversOnceReplaysUnacknowledgedAndDeletesAcknowledged) {
   ASSERT_EQ(second.size(), 2u);
   EXPECT_EQ(second[0].payload, "group 3");
   EXPECT_TRUE(in.read_new("updater", 10, 50).empty());  // BLOCK timed out: nothing new
+  EXPECT_EQ(out.backlog(), 0);  // all delivered, none acknowledged yet: nothing waits
+  out.publish("group 5");
+  EXPECT_EQ(out.backlog(), 1);
 
   // The updater acknowledges the first three (its checkpoint covers them), then "restarts":
   // the other two come back, in order, and only they.
   in.acknowledge({first[0].id, first[1].id, first[2].id});
-  EXPECT_EQ(out.backlog(), 2);
+  EXPECT_EQ(generator_side.command({"XLEN", "afm:rloo:t:trajectories"}).integer, 3);
   RedisClient restarted(BrokerAddress::parse(server.address()));
   ReplayBuffer again(restarted, "t");
   const auto replay = again.read_pending("updater", "0", 1);
@@ -94,6 +98,7 @@ TEST(ReplayBuffer, DeliversOnceReplaysUnacknowledgedAndDeletesAcknowledged) {
   ASSERT_EQ(rest.size(), 1u);
   EXPECT_EQ(rest[0].payload, "group 4");
   EXPECT_TRUE(again.read_pending("updater", rest[0].id, 10).empty());
+  EXPECT_EQ(again.read_new("updater", 10, 50).at(0).payload, "group 5");
   // Another run's name sees none of it.
   ReplayBuffer other(restarted, "other");
   EXPECT_EQ(other.backlog(), 0);
