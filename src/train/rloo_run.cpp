@@ -16,8 +16,6 @@
 #include "rl/rollout.h"
 #include "train/checkpoint.h"
 #include "train/cpu_setup.h"
-#include "train/gguf_export.h"
-#include "train/gguf_import.h"
 #include "train/json_log.h"
 #include "train/lora_export.h"
 #include "train/rloo_step.h"
@@ -28,10 +26,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 struct Sample {
   TrainingExample example;  // prompt + completion; `trained` marks the completion
@@ -82,13 +76,10 @@ RlooRunResult run_rloo(const RlooRunOptions& o) {
                       .threads = cpu.threads});
   sampler.set_reward_model(rl::load_reward_model(o.reward_model, cpu.threads));
 
-  std::shared_ptr<LanguageModel> policy = import_gguf_model(o.base).model;
-  torch::manual_seed(o.seed);
-  policy->attach_lora(o.lora);
-  AdamW opt(policy->trainable_parameters(), o.optim);
-  int64_t step = 0;
-  if (!o.run.fresh && checkpoint_exists(o.out_dir))
-    step = load_checkpoint(o.out_dir, *policy, &opt).next_step;
+  RlooPolicy loaded = load_rloo_policy(o);
+  LanguageModel* policy = loaded.model.get();
+  AdamW& opt = *loaded.optimizer;
+  int64_t step = loaded.next_step;
 
   JsonLog log(o.out_dir, o.run.json_stdout);
   if (step == 0)
@@ -141,13 +132,7 @@ RlooRunResult run_rloo(const RlooRunOptions& o) {
   }
   bar.finish();
   result.steps_done = step;
-  result.adapter_path = (fs::path(o.out_dir) / "adapter.gguf").string();
-  export_lora_adapter(*policy, o.base, {gguf::TensorType::kF32, "afm-rloo"}, result.adapter_path);
-  if (o.merged) {
-    policy->merge_lora();
-    result.model_path = (fs::path(o.out_dir) / "model.gguf").string();
-    export_gguf(*policy, {gguf::TensorType::kF32, o.base, "afm-rloo"}, result.model_path);
-  }
+  export_rloo_result(*policy, o, result);
   return result;
 }
 

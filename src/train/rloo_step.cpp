@@ -2,7 +2,13 @@
 
 #include <algorithm>
 
+#include <filesystem>
+
 #include "base/error.h"
+#include "train/checkpoint.h"
+#include "train/gguf_export.h"
+#include "train/gguf_import.h"
+#include "train/lora_export.h"
 #include "train/torch_ops.h"
 
 namespace afm::train {
@@ -61,6 +67,27 @@ RlooTerms rloo_update(LanguageModel& policy, AdamW& opt, const RlooBatch& batch,
   clip_gradient_norm(policy.trainable_tensors(), grad_clip > 0 ? grad_clip : 1e30);
   opt.step();
   return terms;
+}
+
+RlooPolicy load_rloo_policy(const RlooRunOptions& o) {
+  RlooPolicy p;
+  p.model = import_gguf_model(o.base).model;
+  torch::manual_seed(o.seed);
+  p.model->attach_lora(o.lora);
+  p.optimizer = std::make_unique<AdamW>(p.model->trainable_parameters(), o.optim);
+  if (!o.run.fresh && checkpoint_exists(o.out_dir))
+    p.next_step = load_checkpoint(o.out_dir, *p.model, p.optimizer.get()).next_step;
+  return p;
+}
+
+void export_rloo_result(LanguageModel& policy, const RlooRunOptions& o, RlooRunResult& result) {
+  const std::filesystem::path out(o.out_dir);
+  result.adapter_path = (out / "adapter.gguf").string();
+  export_lora_adapter(policy, o.base, {gguf::TensorType::kF32, "afm-rloo"}, result.adapter_path);
+  if (!o.merged) return;
+  policy.merge_lora();
+  result.model_path = (out / "model.gguf").string();
+  export_gguf(policy, {gguf::TensorType::kF32, o.base, "afm-rloo"}, result.model_path);
 }
 
 }  // namespace afm::train

@@ -1,5 +1,6 @@
-// One RLOO update (rloo.h) on a batch of samples, shared by the synchronous loop
-// (rloo_run.h) and the asynchronous updater (rloo_updater.h).
+// What the synchronous loop (rloo_run.h) and the asynchronous updater (rloo_updater.h) share:
+// the LoRA policy with its optimiser, one RLOO update (rloo.h) on a batch of samples, and the
+// run's result files.
 //
 // A row is one sample: its rendered tokens, which of them are the completion (`trained`), the
 // log-probabilities the sampling policy gave those trained tokens in order (`behaviour`; empty:
@@ -9,7 +10,9 @@
 // clipped AdamW step on the branches.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <torch/torch.h>
@@ -17,6 +20,7 @@
 #include "train/adamw.h"
 #include "train/language_model.h"
 #include "train/rloo.h"
+#include "train/rloo_run.h"
 
 namespace afm::train {
 
@@ -42,5 +46,23 @@ RlooBatch collate_rloo(const std::vector<RlooRow>& rows);
 
 RlooTerms rloo_update(LanguageModel& policy, AdamW& optimizer, const RlooBatch& batch,
                       const RlooOptions& options, double grad_clip, bool autocast);
+
+// The base with LoRA branches (A seeded by options.seed) and its AdamW, resumed from the run
+// folder's checkpoint unless `run.fresh`; next_step is the step to run next.
+struct RlooPolicy {
+  std::shared_ptr<LanguageModel> model;
+  std::unique_ptr<AdamW> optimizer;
+  int64_t next_step = 0;
+};
+RlooPolicy load_rloo_policy(const RlooRunOptions& options);
+
+// Writes <out>/adapter.gguf and, with `merged`, folds the branches into the policy and writes
+// <out>/model.gguf; fills the result's paths.
+void export_rloo_result(LanguageModel& policy, const RlooRunOptions& options,
+                        RlooRunResult& result);
+
+inline double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
 
 }  // namespace afm::train

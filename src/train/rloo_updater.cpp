@@ -13,8 +13,6 @@
 #include "rl/trajectory.h"
 #include "train/checkpoint.h"
 #include "train/cpu_setup.h"
-#include "train/gguf_export.h"
-#include "train/gguf_import.h"
 #include "train/json_log.h"
 #include "train/lora_export.h"
 #include "train/rloo_step.h"
@@ -24,10 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 // Staleness and drop counts over the whole run (this process's part of it).
 struct Staleness {
@@ -171,13 +165,10 @@ RlooRunResult run_rloo_updater(const RlooUpdaterOptions& u) {
   if (u.max_staleness < 0)
     throw_error(ErrorCode::kInvalidArgument, "--max-staleness must be >= 0");
   const CpuSetup cpu = configure_cpu(o.run.threads, o.run.cpu_bf16);
-  std::shared_ptr<LanguageModel> policy = import_gguf_model(o.base).model;
-  torch::manual_seed(o.seed);
-  policy->attach_lora(o.lora);
-  AdamW opt(policy->trainable_parameters(), o.optim);
-  int64_t step = 0;
-  if (!o.run.fresh && checkpoint_exists(o.out_dir))
-    step = load_checkpoint(o.out_dir, *policy, &opt).next_step;
+  RlooPolicy loaded = load_rloo_policy(o);
+  LanguageModel* policy = loaded.model.get();
+  AdamW& opt = *loaded.optimizer;
+  int64_t step = loaded.next_step;
 
   broker::RedisClient client(u.broker, u.redis);
   rl::PolicyChannel channel(client, u.run_name);
@@ -243,13 +234,7 @@ RlooRunResult run_rloo_updater(const RlooUpdaterOptions& u) {
   }
   bar.finish();
   result.steps_done = step;
-  result.adapter_path = (fs::path(o.out_dir) / "adapter.gguf").string();
-  export_lora_adapter(*policy, o.base, {gguf::TensorType::kF32, "afm-rloo"}, result.adapter_path);
-  if (o.merged) {
-    policy->merge_lora();
-    result.model_path = (fs::path(o.out_dir) / "model.gguf").string();
-    export_gguf(*policy, {gguf::TensorType::kF32, o.base, "afm-rloo"}, result.model_path);
-  }
+  export_rloo_result(*policy, o, result);
   if (step >= o.steps) channel.finish();
   return result;
 }

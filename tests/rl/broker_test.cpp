@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "base/error.h"
+#include "base/free_port.h"
 #include "broker/redis_client.h"
 #include "rl/policy_channel.h"
 #include "rl/redis_fixture.h"
@@ -27,7 +28,7 @@ TEST(BrokerAddress, ParsesAndRefuses) {
 
 TEST(RedisClient, UnreachableBrokerIsAClearErrorAfterTheRetryWindow) {
   const BrokerAddress address = BrokerAddress::parse("127.0.0.1:" +
-                                                     std::to_string(testing::unused_port()));
+                                                     std::to_string(free_loopback_port()));
   const auto start = std::chrono::steady_clock::now();
   try {
     RedisClient client(address, {.retry_window_s = 1.0});

@@ -1,34 +1,17 @@
 #include "rl/redis_fixture.h"
 
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <stdexcept>
-
+#include "base/free_port.h"
 #include "broker/redis_client.h"
 
 namespace afm::rl::testing {
 
-int unused_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
-    throw std::runtime_error("no free port");
-  const int port = ntohs(addr.sin_port);
-  close(fd);
-  return port;
-}
-
-RedisServer::RedisServer() : port_(unused_port()) { start(); }
+RedisServer::RedisServer() : port_(free_loopback_port()) { start(); }
 
 RedisServer::~RedisServer() { stop(); }
 

@@ -28,7 +28,4 @@ class RedisServer {
   pid_t pid_ = -1;
 };
 
-// A loopback port nothing listens on (bound, then closed).
-int unused_port();
-
 }  // namespace afm::rl::testing

@@ -8,6 +8,8 @@ promises to survive, on a redis-server this test starts (so it can look inside t
 - kill -9 of the updater after an odd step s >= 3 (checkpoints at even steps): the launcher
   starts it again, it resumes from the checkpoint of step s - 1 and recomputes step s from the
   same groups with the same loss;
+- generators throttle on groups not yet delivered (--max-backlog 2 is below the 4 groups the
+  updater holds unacknowledged between checkpoints; counting those deadlocked the run);
 - an unreachable broker is a clear error after the retry window, for the updater's run and for
   a generator alone, not a hang.
 CPU, one thread per process."""

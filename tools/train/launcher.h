@@ -5,9 +5,6 @@
 
 namespace afm::train {
 
-// A loopback TCP port that was free a moment ago; Error(kIo) when none can be had.
-int free_loopback_port();
-
 // Returns the job's exit status: 0 when every rank succeeded, else the first failure's.
 int launch_local_ranks(int nproc, char** argv);
 

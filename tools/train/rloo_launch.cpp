@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "base/error.h"
+#include "base/free_port.h"
 #include "broker/redis_client.h"
-#include "launcher.h"
 
 namespace afm::train {
 namespace {
