@@ -100,8 +100,7 @@ void RedisClient::connect_with_retries(const std::string& why) {
     if (elapsed + pause_s > options_.retry_window_s) {
       char detail[64];
       std::snprintf(detail, sizeof(detail), " after %d attempts over %.1f s: ", attempt, elapsed);
-      throw_error(ErrorCode::kIo,
-                  "cannot reach the broker at " + address_.str() + detail + reason);
+      throw_error(ErrorCode::kIo, "cannot reach the broker at " + address_.str() + detail + reason);
     }
     std::this_thread::sleep_for(std::chrono::duration<double>(pause_s));
     pause_s = std::min(pause_s * 2, 2.0);
@@ -114,8 +113,8 @@ RedisReply RedisClient::command(const std::vector<std::string>& args) {
   for (const std::string& a : args) argv.push_back(a.data()), lengths.push_back(a.size());
   for (int tries = 0;; ++tries) {
     if (!connection_) connect_with_retries("");
-    void* raw = redisCommandArgv(connection_->context, static_cast<int>(argv.size()),
-                                 argv.data(), lengths.data());
+    void* raw = redisCommandArgv(connection_->context, static_cast<int>(argv.size()), argv.data(),
+                                 lengths.data());
     if (raw == nullptr) {
       // The connection is unusable after an I/O error: reconnect (within the retry window)
       // and send again; a second failure in a row is reported.

@@ -11,13 +11,14 @@ struct BrokerKeys {
   std::string prefix;
   explicit BrokerKeys(const std::string& run) : prefix("afm:rloo:" + run + ":") {}
 
-  std::string trajectories() const { return prefix + "trajectories"; }  // stream of groups
+  // The stream of trajectory groups and the consumer group the updaters read it through.
+  std::string trajectories() const { return prefix + "trajectories"; }
   std::string consumer_group() const { return "updaters"; }
-  std::string policy_version() const { return prefix + "policy:version"; }  // the announcement
-  std::string policy(int64_t version) const {  // the adapter's bytes
-    return prefix + "policy:" + std::to_string(version);
-  }
-  std::string done() const { return prefix + "done"; }  // set when the updater has finished
+  // The announced version, and each version's adapter bytes.
+  std::string policy_version() const { return prefix + "policy:version"; }
+  std::string policy(int64_t version) const { return prefix + "policy:" + std::to_string(version); }
+  // Set when the updater has finished.
+  std::string done() const { return prefix + "done"; }
 };
 
 }  // namespace afm::rl

@@ -51,11 +51,13 @@ class PolicyFollower {
  private:
   void load(int64_t version) {
     const std::string bytes = channel_.fetch(version);
-    const fs::path path = fs::path(options_.work_dir) / ("policy-v" + std::to_string(version) + ".gguf");
+    const fs::path path =
+        fs::path(options_.work_dir) / ("policy-v" + std::to_string(version) + ".gguf");
     AtomicFileWriter out(path.string());
     out.write(bytes);
     out.commit();
-    rollout_.use_policy(model::LoraAdapter::load(path.string(), rollout_.model().weights()->file()));
+    rollout_.use_policy(
+        model::LoraAdapter::load(path.string(), rollout_.model().weights()->file()));
     if (!current_path_.empty()) fs::remove(current_path_);
     current_path_ = path;
     loaded_ = version;
@@ -86,8 +88,8 @@ GeneratorStats run_generator(const GeneratorOptions& o) {
   rollout.set_reward_model(load_reward_model(o.reward_model, o.rollout.threads));
   PolicyFollower policy(o, channel, rollout);
 
-  const uint64_t nonce = static_cast<uint64_t>(
-      std::chrono::system_clock::now().time_since_epoch() / std::chrono::milliseconds(1));
+  const uint64_t nonce = static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch() /
+                                               std::chrono::milliseconds(1));
   const uint64_t stream_seed =
       data::mix64(data::mix64(o.seed, static_cast<uint64_t>(o.generator_id)), nonce);
   GeneratorStats stats;
@@ -101,7 +103,8 @@ GeneratorStats run_generator(const GeneratorOptions& o) {
     const auto t0 = Clock::now();
     const uint64_t pick = data::mix64(stream_seed, n);
     TrajectoryGroup group;
-    group.id = std::to_string(o.generator_id) + "-" + std::to_string(nonce) + "-" + std::to_string(n);
+    group.id =
+        std::to_string(o.generator_id) + "-" + std::to_string(nonce) + "-" + std::to_string(n);
     group.version = policy.version();
     group.generator = o.generator_id;
     group.task = static_cast<int64_t>(pick % tasks.size());

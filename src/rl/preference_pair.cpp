@@ -22,8 +22,8 @@ ChatRequest with_reply(const Json& line, const Json& reply, const std::string& w
   conversation.erase("rejected_grade");
   Json message = reply.is_string() ? Json{{"role", "assistant"}, {"content", reply}} : reply;
   if (!message.is_object() || message.value("role", "") != "assistant")
-    data::bad_conversation(where, std::string("\"") + which +
-                                      "\" must be a string or an assistant message");
+    data::bad_conversation(
+        where, std::string("\"") + which + "\" must be a string or an assistant message");
   conversation["messages"].push_back(message);
   return data::parse_conversation(conversation.dump(), where);
 }
@@ -114,8 +114,8 @@ Json rule_mistake(const Json& reply, uint64_t r) {
 PreferencePair parse_preference_pair(const std::string& text, const std::string& where) {
   ParsedJson parsed = parse_ordered_json(text, 128);
   if (!parsed.ok() || !parsed.value.is_object())
-    data::bad_conversation(where, "not a JSON object" +
-                                      (parsed.message.empty() ? "" : ": " + parsed.message));
+    data::bad_conversation(
+        where, "not a JSON object" + (parsed.message.empty() ? "" : ": " + parsed.message));
   const Json& line = parsed.value;
   for (const char* key : {"chosen", "rejected"})
     if (!line.contains(key)) data::bad_conversation(where, std::string("no \"") + key + "\"");

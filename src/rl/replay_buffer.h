@@ -5,10 +5,11 @@
 // - publish() appends one group (XADD); once it returns, the group survives the generator.
 // - read_pending() returns entries this consumer was given before and never acknowledged
 //   (after a restart of the updater), in their original order, with ids after `after` ("0":
-//   from the first); read_new() hands out new entries, blocking up to `block_ms` for them. acknowledge() acknowledges and
-//   deletes entries (XACK + XDEL) once the updater's checkpoint covers them, so the stream
-//   holds exactly what is not yet consumed for good. backlog() counts the entries not yet
-//   delivered to any updater (XLEN minus the pending ones): what generators throttle on.
+//   from the first); read_new() hands out new entries, blocking up to `block_ms` for them.
+//   acknowledge() acknowledges and deletes entries (XACK + XDEL) once the updater's checkpoint
+//   covers them, so the stream holds exactly what is not yet consumed for good. backlog() counts
+//   the entries not yet delivered to any updater (XLEN minus the pending ones): what generators
+//   throttle on.
 // - Errors: broker errors as RedisClient reports them (Error kIo / kInvalidArgument).
 // Not thread-safe (one RedisClient).
 #pragma once

@@ -42,8 +42,8 @@ DrawnSample Rollout::sample(const RlTask& task, uint64_t seed) {
   ChatRequest r = task.prompt;
   r.adapter = adapter_;
   r.max_tokens = options_.max_new_tokens;
-  r.sampling = {.temperature = options_.temperature, .top_k = 0, .top_p = 1.0f, .min_p = 0.0f,
-                .seed = seed};
+  r.sampling = {
+      .temperature = options_.temperature, .top_k = 0, .top_p = 1.0f, .min_p = 0.0f, .seed = seed};
   const ChatResult reply = service_.complete(r);
   DrawnSample s;
   const ChatMessage answer("assistant", reply.text, reply.tool_calls);
@@ -57,16 +57,16 @@ DrawnSample Rollout::sample(const RlTask& task, uint64_t seed) {
   s.completion_tokens = reply.completion_tokens;
   ChatRequest conversation = task.prompt;
   conversation.messages.push_back(answer);
-  s.example =
-      render_training_example(*model_->chat_template(), model_->tokenizer(), conversation);
+  s.example = render_training_example(*model_->chat_template(), model_->tokenizer(), conversation);
   return s;
 }
 
 std::vector<float> Rollout::behaviour_logprobs(const TrainingExample& example) const {
   const int64_t n = static_cast<int64_t>(example.tokens.size());
-  model::Context context(model_->weights(),
-                         {.n_ctx = std::max<int64_t>(n, 1), .n_threads = options_.threads,
-                          .adapter = adapter_.adapter, .adapter_scale = adapter_.scale});
+  model::Context context(model_->weights(), {.n_ctx = std::max<int64_t>(n, 1),
+                                             .n_threads = options_.threads,
+                                             .adapter = adapter_.adapter,
+                                             .adapter_scale = adapter_.scale});
   // Logits after position t predict token t + 1; the last token predicts nothing.
   const std::vector<float> logits =
       context.eval_all(std::span<const int32_t>(example.tokens.data(), n - 1));

@@ -86,11 +86,19 @@ std::string encode_group(const TrajectoryGroup& g) {
   for (const TrajectorySample& s : g.samples) {
     Json spans = Json::array();
     for (const auto& [b, e] : s.trained) spans.push_back({b, e});
-    samples.push_back({{"tokens", s.tokens}, {"trained", spans}, {"behaviour", s.behaviour},
-                       {"reward", s.reward}, {"completion_tokens", s.completion_tokens}});
+    samples.push_back({{"tokens", s.tokens},
+                       {"trained", spans},
+                       {"behaviour", s.behaviour},
+                       {"reward", s.reward},
+                       {"completion_tokens", s.completion_tokens}});
   }
-  return Json{{"format", 1}, {"id", g.id}, {"version", g.version}, {"generator", g.generator},
-              {"task", g.task}, {"kind", g.kind}, {"sample_seconds", g.sample_seconds},
+  return Json{{"format", 1},
+              {"id", g.id},
+              {"version", g.version},
+              {"generator", g.generator},
+              {"task", g.task},
+              {"kind", g.kind},
+              {"sample_seconds", g.sample_seconds},
               {"samples", samples}}
       .dump();
 }
@@ -104,10 +112,10 @@ TrajectoryGroup decode_group(std::string_view json) {
     bad("unknown format (this build reads format 1)");
   TrajectoryGroup out;
   out.id = member(g, "id", Json::value_t::string, "").get<std::string>();
-  out.version = integer(member(g, "version", Json::value_t::number_integer, ""), "version", 0,
-                        INT64_MAX);
-  out.generator = integer(member(g, "generator", Json::value_t::number_integer, ""),
-                          "generator", 0, INT64_MAX);
+  out.version =
+      integer(member(g, "version", Json::value_t::number_integer, ""), "version", 0, INT64_MAX);
+  out.generator =
+      integer(member(g, "generator", Json::value_t::number_integer, ""), "generator", 0, INT64_MAX);
   out.task = integer(member(g, "task", Json::value_t::number_integer, ""), "task", 0, INT64_MAX);
   out.kind = member(g, "kind", Json::value_t::string, "").get<std::string>();
   out.sample_seconds =

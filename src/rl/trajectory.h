@@ -31,11 +31,11 @@ struct TrajectorySample {
 };
 
 struct TrajectoryGroup {
-  std::string id;          // unique per group: "<generator>-<sequence>"
-  int64_t version = 0;     // the policy version that sampled every sample
-  int64_t generator = 0;   // which generator
-  int64_t task = 0;        // index of the prompt in the prompts file
-  std::string kind;        // rl::reward_kind_name of the task
+  std::string id;         // unique per group: "<generator>-<sequence>"
+  int64_t version = 0;    // the policy version that sampled every sample
+  int64_t generator = 0;  // which generator
+  int64_t task = 0;       // index of the prompt in the prompts file
+  std::string kind;       // rl::reward_kind_name of the task
   double sample_seconds = 0;
   std::vector<TrajectorySample> samples;
 };

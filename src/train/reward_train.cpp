@@ -64,9 +64,9 @@ PairSplit render_pairs(const RewardTrainOptions& o) {
     (u < o.val_fraction ? split.val : split.train).push_back(std::move(r));
   }
   if (split.train.empty())
-    throw_error(ErrorCode::kInvalidArgument,
-                o.data + ": no pair left to train on (" + std::to_string(split.skipped_long) +
-                    " longer than --max-tokens)");
+    throw_error(ErrorCode::kInvalidArgument, o.data + ": no pair left to train on (" +
+                                                 std::to_string(split.skipped_long) +
+                                                 " longer than --max-tokens)");
   return split;
 }
 
@@ -76,8 +76,8 @@ torch::Tensor batch_scores(LanguageModel& model, const std::vector<const Rendere
   const int64_t p = static_cast<int64_t>(batch.size());
   int64_t t = 1;
   for (const RenderedPair* r : batch)
-    t = std::max<int64_t>({t, static_cast<int64_t>(r->chosen.size()),
-                           static_cast<int64_t>(r->rejected.size())});
+    t = std::max<int64_t>(
+        {t, static_cast<int64_t>(r->chosen.size()), static_cast<int64_t>(r->rejected.size())});
   torch::Tensor tokens = torch::zeros({2 * p, t}, torch::kInt64);
   torch::Tensor last = torch::zeros({2 * p}, torch::kInt64);
   auto acc = tokens.accessor<int64_t, 2>();
@@ -116,14 +116,19 @@ RewardLossTerms evaluate(LanguageModel& model, const std::vector<RenderedPair>& 
     rejected.push_back(s.slice(0, p));
     grades.push_back(batch_grades(batch));
   }
-  return reward_loss(torch::cat(chosen), torch::cat(rejected), torch::cat(grades),
-                     o.grade_weight);
+  return reward_loss(torch::cat(chosen), torch::cat(rejected), torch::cat(grades), o.grade_weight);
 }
 
 nlohmann::json config_json(const RewardTrainOptions& o) {
-  return {{"base", o.base}, {"data", o.data}, {"steps", o.steps},
-          {"batch_size", o.batch_size}, {"lr", o.optim.lr}, {"grade_weight", o.grade_weight},
-          {"val_fraction", o.val_fraction}, {"score_token", o.score_token}, {"seed", o.seed}};
+  return {{"base", o.base},
+          {"data", o.data},
+          {"steps", o.steps},
+          {"batch_size", o.batch_size},
+          {"lr", o.optim.lr},
+          {"grade_weight", o.grade_weight},
+          {"val_fraction", o.val_fraction},
+          {"score_token", o.score_token},
+          {"seed", o.seed}};
 }
 
 }  // namespace
@@ -142,8 +147,10 @@ RewardTrainResult run_reward_training(const RewardTrainOptions& o) {
 
   JsonLog log(o.out_dir, o.run.json_stdout);
   if (step == 0)
-    log.write({{"event", "start"}, {"train_pairs", split.train.size()},
-               {"val_pairs", split.val.size()}, {"skipped_long", split.skipped_long},
+    log.write({{"event", "start"},
+               {"train_pairs", split.train.size()},
+               {"val_pairs", split.val.size()},
+               {"skipped_long", split.skipped_long},
                {"config", config_json(o)}});
   RewardTrainResult result;
   result.train_pairs = static_cast<int64_t>(split.train.size());
@@ -153,10 +160,15 @@ RewardTrainResult run_reward_training(const RewardTrainOptions& o) {
     AutocastGuard guard(cpu.bf16_autocast, c10::DeviceType::CPU);
     const auto t0 = std::chrono::steady_clock::now();
     const RewardLossTerms v = evaluate(*model, split.val, o);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     result.val_accuracy = v.accuracy, result.val_loss = v.loss.item<double>();
-    log.write({{"step", at}, {"val_loss", result.val_loss}, {"val_accuracy", v.accuracy},
-               {"val_margin", v.margin}, {"val_pairwise", v.pairwise}, {"val_graded", v.graded},
+    log.write({{"step", at},
+               {"val_loss", result.val_loss},
+               {"val_accuracy", v.accuracy},
+               {"val_margin", v.margin},
+               {"val_pairwise", v.pairwise},
+               {"val_graded", v.graded},
                {"seconds", seconds}});
   };
   if (step == 0) eval(0);
@@ -184,9 +196,14 @@ RewardTrainResult run_reward_training(const RewardTrainOptions& o) {
     clip_gradient_norm(model->trainable_tensors(), o.grad_clip > 0 ? o.grad_clip : 1e30);
     opt.step();
     ++step;
-    log.write({{"step", step}, {"loss", t.loss.item<double>()}, {"pairwise", t.pairwise},
-               {"graded", t.graded}, {"accuracy", t.accuracy}, {"margin", t.margin},
-               {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}});
+    log.write({{"step", step},
+               {"loss", t.loss.item<double>()},
+               {"pairwise", t.pairwise},
+               {"graded", t.graded},
+               {"accuracy", t.accuracy},
+               {"margin", t.margin},
+               {"seconds",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}});
     char detail[64];
     std::snprintf(detail, sizeof(detail), "loss %.3f acc %.2f", t.loss.item<double>(), t.accuracy);
     bar.set_detail(detail);

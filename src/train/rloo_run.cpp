@@ -55,11 +55,20 @@ std::vector<RlooRow> rows_of(const std::vector<Sample>& samples) {
 }
 
 nlohmann::json config_json(const RlooRunOptions& o) {
-  return {{"base", o.base}, {"prompts", o.prompts}, {"rank", o.lora.rank},
-          {"alpha", o.lora.alpha}, {"kl_beta", o.rloo.kl_beta}, {"max_ratio", o.rloo.max_ratio},
-          {"lr", o.optim.lr}, {"steps", o.steps}, {"prompts_per_step", o.prompts_per_step},
-          {"samples_per_prompt", o.samples_per_prompt}, {"max_new_tokens", o.max_new_tokens},
-          {"temperature", o.temperature}, {"seed", o.seed}, {"reward_model", o.reward_model}};
+  return {{"base", o.base},
+          {"prompts", o.prompts},
+          {"rank", o.lora.rank},
+          {"alpha", o.lora.alpha},
+          {"kl_beta", o.rloo.kl_beta},
+          {"max_ratio", o.rloo.max_ratio},
+          {"lr", o.optim.lr},
+          {"steps", o.steps},
+          {"prompts_per_step", o.prompts_per_step},
+          {"samples_per_prompt", o.samples_per_prompt},
+          {"max_new_tokens", o.max_new_tokens},
+          {"temperature", o.temperature},
+          {"seed", o.seed},
+          {"reward_model", o.reward_model}};
 }
 
 }  // namespace
@@ -71,9 +80,9 @@ RlooRunResult run_rloo(const RlooRunOptions& o) {
                 "rloo needs at least 2 samples per prompt (the baseline leaves one out)");
   const CpuSetup cpu = configure_cpu(o.run.threads, o.run.cpu_bf16);
   const std::vector<rl::RlTask> tasks = rl::read_rl_tasks(o.prompts, !o.reward_model.empty());
-  rl::Rollout sampler(LoadedModel::load(o.base),
-                     {.max_new_tokens = o.max_new_tokens, .temperature = o.temperature,
-                      .threads = cpu.threads});
+  rl::Rollout sampler(
+      LoadedModel::load(o.base),
+      {.max_new_tokens = o.max_new_tokens, .temperature = o.temperature, .threads = cpu.threads});
   sampler.set_reward_model(rl::load_reward_model(o.reward_model, cpu.threads));
 
   RlooPolicy loaded = load_rloo_policy(o);
@@ -93,8 +102,7 @@ RlooRunResult run_rloo(const RlooRunOptions& o) {
   while (step < o.steps) {
     const auto t0 = Clock::now();
     export_lora_adapter(*policy, o.base, {}, policy_path);
-    sampler.use_policy(
-        model::LoraAdapter::load(policy_path, sampler.model().weights()->file()));
+    sampler.use_policy(model::LoraAdapter::load(policy_path, sampler.model().weights()->file()));
     std::vector<Sample> samples;
     int64_t completion_tokens = 0;
     for (int64_t p = 0; p < o.prompts_per_step; ++p) {
@@ -103,8 +111,8 @@ RlooRunResult run_rloo(const RlooRunOptions& o) {
       for (int64_t k = 0; k < o.samples_per_prompt; ++k) {
         rl::DrawnSample drawn = sampler.sample(task, data::mix64(pick, static_cast<uint64_t>(k)));
         completion_tokens += drawn.completion_tokens;
-        samples.push_back({std::move(drawn.example), drawn.reward, p, task.kind,
-                           drawn.completion_tokens});
+        samples.push_back(
+            {std::move(drawn.example), drawn.reward, p, task.kind, drawn.completion_tokens});
       }
     }
     const double sample_s = seconds_since(t0);

@@ -1,7 +1,6 @@
 #include "train/rloo_step.h"
 
 #include <algorithm>
-
 #include <filesystem>
 
 #include "base/error.h"
@@ -21,8 +20,11 @@ RlooBatch collate_rloo(const std::vector<RlooRow>& rows) {
     t = std::max<int64_t>(t, static_cast<int64_t>(r.tokens.size()));
     with_behaviour |= !r.behaviour.empty();
   }
-  RlooBatch batch{torch::zeros({b, t}, torch::kInt64), torch::zeros({b, t - 1}, torch::kFloat32),
-                  {}, torch::zeros({b}, torch::kFloat64), torch::zeros({b}, torch::kInt64)};
+  RlooBatch batch{torch::zeros({b, t}, torch::kInt64),
+                  torch::zeros({b, t - 1}, torch::kFloat32),
+                  {},
+                  torch::zeros({b}, torch::kFloat64),
+                  torch::zeros({b}, torch::kInt64)};
   if (with_behaviour) batch.behaviour = torch::zeros({b, t - 1}, torch::kFloat32);
   auto tokens = batch.tokens.accessor<int64_t, 2>();
   auto mask = batch.mask.accessor<float, 2>();
@@ -35,8 +37,9 @@ RlooBatch collate_rloo(const std::vector<RlooRow>& rows) {
       mask[i][j - 1] = 1.0f;
       if (!with_behaviour) continue;
       if (used >= r.behaviour.size())
-        throw_error(ErrorCode::kInvalidArgument, "rloo: a sample has fewer behaviour "
-                                                 "log-probabilities than trained tokens");
+        throw_error(ErrorCode::kInvalidArgument,
+                    "rloo: a sample has fewer behaviour "
+                    "log-probabilities than trained tokens");
       batch.behaviour[i][j - 1] = r.behaviour[used++];
     }
     if (with_behaviour && used != r.behaviour.size())
@@ -61,8 +64,7 @@ RlooTerms rloo_update(LanguageModel& policy, AdamW& opt, const RlooBatch& batch,
   opt.zero_grad();
   const torch::Tensor lp = next_token_logprobs(policy, batch.tokens);
   const torch::Tensor behaviour = batch.behaviour.defined() ? batch.behaviour : lp.detach();
-  RlooTerms terms =
-      rloo_loss(lp, ref, behaviour, batch.mask, batch.rewards, batch.groups, options);
+  RlooTerms terms = rloo_loss(lp, ref, behaviour, batch.mask, batch.rewards, batch.groups, options);
   terms.loss.backward();
   clip_gradient_norm(policy.trainable_tensors(), grad_clip > 0 ? grad_clip : 1e30);
   opt.step();

@@ -10,12 +10,12 @@
 // clipped AdamW step on the branches.
 #pragma once
 
+#include <torch/torch.h>
+
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
-
-#include <torch/torch.h>
 
 #include "train/adamw.h"
 #include "train/language_model.h"

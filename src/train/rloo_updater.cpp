@@ -138,10 +138,17 @@ GroupTotals totals_of(const std::vector<rl::TrajectoryGroup>& groups) {
 
 nlohmann::json config_json(const RlooUpdaterOptions& u) {
   const RlooRunOptions& o = u.rl;
-  return {{"base", o.base}, {"broker", u.broker.str()}, {"run_name", u.run_name},
-          {"rank", o.lora.rank}, {"alpha", o.lora.alpha}, {"kl_beta", o.rloo.kl_beta},
-          {"max_ratio", o.rloo.max_ratio}, {"max_staleness", u.max_staleness},
-          {"lr", o.optim.lr}, {"steps", o.steps}, {"prompts_per_step", o.prompts_per_step},
+  return {{"base", o.base},
+          {"broker", u.broker.str()},
+          {"run_name", u.run_name},
+          {"rank", o.lora.rank},
+          {"alpha", o.lora.alpha},
+          {"kl_beta", o.rloo.kl_beta},
+          {"max_ratio", o.rloo.max_ratio},
+          {"max_staleness", u.max_staleness},
+          {"lr", o.optim.lr},
+          {"steps", o.steps},
+          {"prompts_per_step", o.prompts_per_step},
           {"seed", o.seed}};
 }
 
@@ -162,8 +169,7 @@ void publish_policy(const LanguageModel& policy, const RlooUpdaterOptions& u,
 RlooRunResult run_rloo_updater(const RlooUpdaterOptions& u) {
   const RlooRunOptions& o = u.rl;
   if (o.out_dir.empty()) throw_error(ErrorCode::kInvalidArgument, "rloo needs an output folder");
-  if (u.max_staleness < 0)
-    throw_error(ErrorCode::kInvalidArgument, "--max-staleness must be >= 0");
+  if (u.max_staleness < 0) throw_error(ErrorCode::kInvalidArgument, "--max-staleness must be >= 0");
   const CpuSetup cpu = configure_cpu(o.run.threads, o.run.cpu_bf16);
   RlooPolicy loaded = load_rloo_policy(o);
   LanguageModel* policy = loaded.model.get();
@@ -179,8 +185,10 @@ RlooRunResult run_rloo_updater(const RlooUpdaterOptions& u) {
   publish_policy(*policy, u, channel, step, keep);
 
   JsonLog log(o.out_dir, o.run.json_stdout);
-  log.write({{"event", step == 0 ? "start" : "resume"}, {"step", step},
-             {"config", config_json(u)}, {"trainable_parameters", policy->trainable_count()}});
+  log.write({{"event", step == 0 ? "start" : "resume"},
+             {"step", step},
+             {"config", config_json(u)},
+             {"trainable_parameters", policy->trainable_count()}});
   GroupReader reader(replay, u, policy->config().vocab_size);
   Staleness staleness;
   std::vector<std::string> consumed;  // read since the last checkpoint
@@ -207,25 +215,32 @@ RlooRunResult run_rloo_updater(const RlooUpdaterOptions& u) {
       ids.push_back(g.id);
     }
     result.last_reward = terms.mean_reward;
-    log.write({{"step", step}, {"reward", terms.mean_reward}, {"reward_by_task", by_kind},
-               {"kl", terms.mean_kl}, {"loss", terms.loss.item<double>()},
+    log.write({{"step", step},
+               {"reward", terms.mean_reward},
+               {"reward_by_task", by_kind},
+               {"kl", terms.mean_kl},
+               {"loss", terms.loss.item<double>()},
                {"advantage_abs_mean", terms.advantages.abs().mean().item<double>()},
-               {"ratio_mean", terms.mean_ratio}, {"truncated_share", terms.truncated_share},
+               {"ratio_mean", terms.mean_ratio},
+               {"truncated_share", terms.truncated_share},
                {"staleness_mean", behind_sum / std::max<size_t>(1, in.groups.size())},
                {"staleness_histogram", staleness.histogram_json()},
-               {"dropped_stale", staleness.dropped_stale}, {"malformed", staleness.malformed},
-               {"samples", t.samples}, {"completion_tokens", t.completion_tokens},
+               {"dropped_stale", staleness.dropped_stale},
+               {"malformed", staleness.malformed},
+               {"samples", t.samples},
+               {"completion_tokens", t.completion_tokens},
                {"generator_tokens_per_s", t.completion_tokens / std::max(t.sample_seconds, 1e-9)},
                {"updater_tokens_per_s", t.positions / std::max(update_s, 1e-9)},
-               {"groups", ids}, {"wait_s", in.wait_s}, {"update_s", update_s},
+               {"groups", ids},
+               {"wait_s", in.wait_s},
+               {"update_s", update_s},
                {"elapsed_s", seconds_since(start)}});
     char detail[96];
     std::snprintf(detail, sizeof(detail), "reward %.3f kl %.3f", terms.mean_reward, terms.mean_kl);
     bar.set_detail(detail);
     bar.update(static_cast<uint64_t>(step));
     const bool stopping = o.run.stop_after > 0 && ++steps_this_run >= o.run.stop_after;
-    if ((o.checkpoint_every > 0 && step % o.checkpoint_every == 0) || step == o.steps ||
-        stopping) {
+    if ((o.checkpoint_every > 0 && step % o.checkpoint_every == 0) || step == o.steps || stopping) {
       save_checkpoint(o.out_dir, *policy, opt, {step, terms.mean_reward}, config_json(u));
       replay.acknowledge(consumed);
       consumed.clear();

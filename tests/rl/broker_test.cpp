@@ -27,8 +27,8 @@ TEST(BrokerAddress, ParsesAndRefuses) {
 }
 
 TEST(RedisClient, UnreachableBrokerIsAClearErrorAfterTheRetryWindow) {
-  const BrokerAddress address = BrokerAddress::parse("127.0.0.1:" +
-                                                     std::to_string(free_loopback_port()));
+  const BrokerAddress address =
+      BrokerAddress::parse("127.0.0.1:" + std::to_string(free_loopback_port()));
   const auto start = std::chrono::steady_clock::now();
   try {
     RedisClient client(address, {.retry_window_s = 1.0});
@@ -39,8 +39,7 @@ TEST(RedisClient, UnreachableBrokerIsAClearErrorAfterTheRetryWindow) {
     EXPECT_NE(what.find("cannot reach the broker at " + address.str()), std::string::npos) << what;
     EXPECT_NE(what.find("attempts"), std::string::npos) << what;
   }
-  const double s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_GE(s, 0.5);   // it retried
   EXPECT_LT(s, 10.0);  // and gave up
 }

@@ -3,9 +3,9 @@
 // scripts/setup; a missing binary fails the test rather than skipping it.
 #pragma once
 
-#include <string>
-
 #include <sys/types.h>
+
+#include <string>
 
 namespace afm::rl::testing {
 

@@ -72,23 +72,22 @@ TEST(Trajectory, BrokenRulesAreNamed) {
             std::string::npos);
   EXPECT_NE(expect_format_error(edited([](auto& j) { j["version"] = -1; })).find("version"),
             std::string::npos);
-  EXPECT_NE(expect_format_error(edited([](auto& j) { j["samples"] = nlohmann::json::array(); }))
-                .find("samples"),
+  EXPECT_NE(expect_format_error(edited([](auto& j) {
+              j["samples"] = nlohmann::json::array();
+            })).find("samples"),
             std::string::npos);
   // A span starting at 0 (nothing predicts the first token), overlapping or past the end.
   expect_format_error(edited([](auto& j) { j["samples"][0]["trained"] = {{0, 2}}; }));
-  expect_format_error(
-      edited([](auto& j) { j["samples"][1]["trained"] = {{1, 3}, {2, 4}}; }));
+  expect_format_error(edited([](auto& j) { j["samples"][1]["trained"] = {{1, 3}, {2, 4}}; }));
   expect_format_error(edited([](auto& j) { j["samples"][0]["trained"] = {{3, 7}}; }));
   expect_format_error(edited([](auto& j) { j["samples"][0]["trained"] = {{3}}; }));
   // Behaviour log-probabilities: one per trained token, numbers, finite, not positive.
-  EXPECT_NE(expect_format_error(edited([](auto& j) { j["samples"][0]["behaviour"] = {-1.0}; }))
-                .find("1 behaviour log-probabilities for 3 trained tokens"),
+  EXPECT_NE(expect_format_error(edited([](auto& j) {
+              j["samples"][0]["behaviour"] = {-1.0};
+            })).find("1 behaviour log-probabilities for 3 trained tokens"),
             std::string::npos);
-  expect_format_error(
-      edited([](auto& j) { j["samples"][0]["behaviour"] = {-1.0, 0.5, -1.0}; }));
-  expect_format_error(
-      edited([](auto& j) { j["samples"][0]["behaviour"] = {-1.0, "x", -1.0}; }));
+  expect_format_error(edited([](auto& j) { j["samples"][0]["behaviour"] = {-1.0, 0.5, -1.0}; }));
+  expect_format_error(edited([](auto& j) { j["samples"][0]["behaviour"] = {-1.0, "x", -1.0}; }));
   expect_format_error(edited([](auto& j) { j["samples"][0]["tokens"][0] = -4; }));
   expect_format_error(edited([](auto& j) { j["samples"][0]["tokens"][0] = 1.5; }));
   expect_format_error(edited([](auto& j) { j["samples"][0]["reward"] = "high"; }));

@@ -1,12 +1,11 @@
 // The reward model: its loss on a hand-worked batch, and the runtime's score (rl::RewardModel,
 // one forward pass of afm's engine) equal to the training model's for the same conversation.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-
-#include <unistd.h>
 
 #include "base/error.h"
 #include "framework/loaded_model.h"
@@ -53,7 +52,8 @@ TEST(RewardLoss, MatchesAHandWorkedBatch) {
 }
 
 TEST(RewardModel, RuntimeScoreEqualsTheTrainingModels) {
-  const std::string base = std::string(std::getenv("AFM_SOURCE_DIR")) + "/models/afm-device-21m.gguf";
+  const std::string base =
+      std::string(std::getenv("AFM_SOURCE_DIR")) + "/models/afm-device-21m.gguf";
   const fs::path dir = fs::temp_directory_path() / ("afm_reward_test_" + std::to_string(getpid()));
   fs::create_directories(dir);
   const std::string path = (dir / "rm.gguf").string();
@@ -80,7 +80,8 @@ TEST(RewardModel, RuntimeScoreEqualsTheTrainingModels) {
   EXPECT_NEAR(rm.score(prompt, reply), expected, 1e-3);
   EXPECT_NEAR(rm.reward(prompt, reply), sigmoid(expected), 1e-4);
   // A different reply scores differently (the score reads the whole conversation).
-  EXPECT_NE(rm.score(prompt, ChatMessage("assistant", "The answer is 12.")), rm.score(prompt, reply));
+  EXPECT_NE(rm.score(prompt, ChatMessage("assistant", "The answer is 12.")),
+            rm.score(prompt, reply));
   // A plain model is not a reward model.
   EXPECT_THROW(rl::RewardModel(base, 1), Error);
   fs::remove_all(dir);

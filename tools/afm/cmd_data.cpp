@@ -16,11 +16,11 @@
 
 #include "base/error.h"
 #include "command.h"
-#include "data_preferences.h"
 #include "data/corpus_builder.h"
-#include "data/shard_builder.h"
 #include "data/sft_render.h"
+#include "data/shard_builder.h"
 #include "data/synth/synth.h"
+#include "data_preferences.h"
 #include "option_checks.h"
 
 namespace afm::cli {
@@ -249,8 +249,9 @@ void add_sft(CLI::App& data) {
 
 void setup_data(CLI::App& root) {
   CLI::App* data = root.add_subcommand(
-      "data", "Training data: corpus, synthetic tasks, shards, fine-tuning records, preference "
-              "pairs");
+      "data",
+      "Training data: corpus, synthetic tasks, shards, fine-tuning records, preference "
+      "pairs");
   data->require_subcommand(1);
   add_corpus(*data);
   add_synth(*data);

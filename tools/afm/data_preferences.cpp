@@ -38,8 +38,11 @@ void add_data_preferences(CLI::App& data) {
     for (const std::string& p : pairs) out.write(p + "\n");
     out.commit();
     if (a->json)
-      std::printf("%s\n", nlohmann::json{{"conversations", lines.size()}, {"pairs", pairs.size()},
-                                         {"out", a->out}}.dump().c_str());
+      std::printf(
+          "%s\n",
+          nlohmann::json{{"conversations", lines.size()}, {"pairs", pairs.size()}, {"out", a->out}}
+              .dump()
+              .c_str());
     else
       std::printf("wrote %zu pairs from %zu conversations to %s\n", pairs.size(), lines.size(),
                   a->out.c_str());

@@ -1,26 +1,25 @@
 // `afm-train`: the libtorch trainer (`afm train pretrain|export|sft|adapter` run it). Kept out of the `afm`
 // binary so that the runtime never links libtorch.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
-#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
-#include <CLI/CLI.hpp>
-
 #include "base/error.h"
 #include "gguf/types.h"
+#include "launcher.h"
 #include "train/checkpoint.h"
 #include "train/cpu_setup.h"
 #include "train/gguf_export.h"
 #include "train/sft.h"
 #include "train/trainer.h"
-#include "launcher.h"
 #ifdef AFM_TRAIN_WITH_RL
 #include "reward_command.h"
 #include "rloo_commands.h"
@@ -218,7 +217,6 @@ void add_adapter(CLI::App& app, AdapterArgs& a) {
     if (!r.model_path.empty()) std::printf("wrote %s\n", r.model_path.c_str());
   });
 }
-
 
 }  // namespace
 

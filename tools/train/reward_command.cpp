@@ -14,8 +14,9 @@ void add_reward_command(CLI::App& app) {
   auto o = std::make_shared<RewardTrainOptions>();
   auto type = std::make_shared<std::string>("f32");
   CLI::App* cmd = app.add_subcommand(
-      "reward", "Train a reward model on preference pairs: pairwise loss plus single-sided "
-                "grading; writes <out>/model.gguf (docs/rl.md)");
+      "reward",
+      "Train a reward model on preference pairs: pairwise loss plus single-sided "
+      "grading; writes <out>/model.gguf (docs/rl.md)");
   cmd->add_option("--base", o->base, "GGUF model to start from (its tokenizer and template)")
       ->required();
   cmd->add_option("--data", o->data,
@@ -24,28 +25,38 @@ void add_reward_command(CLI::App& app) {
       ->required();
   cmd->add_option("--out", o->out_dir, "Run folder (checkpoints, log.jsonl, model.gguf)")
       ->required();
-  cmd->add_option("--steps", o->steps, "Optimiser steps")->capture_default_str()
+  cmd->add_option("--steps", o->steps, "Optimiser steps")
+      ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  cmd->add_option("--batch-size", o->batch_size, "Pairs per step")->capture_default_str()
+  cmd->add_option("--batch-size", o->batch_size, "Pairs per step")
+      ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
-  cmd->add_option("--lr", o->optim.lr, "Peak learning rate")->capture_default_str()
+  cmd->add_option("--lr", o->optim.lr, "Peak learning rate")
+      ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--warmup", o->warmup, "Warmup steps")->capture_default_str()
+  cmd->add_option("--warmup", o->warmup, "Warmup steps")
+      ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--grade-weight", o->grade_weight,
                   "Weight of the single-sided grading term (0: pairwise loss only)")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--val-fraction", o->val_fraction, "Share of pairs held out")
-      ->capture_default_str()->check(CLI::Range(0.0, 0.9));
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 0.9));
   cmd->add_option("--eval-every", o->eval_every, "Steps between held-out evaluations")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--checkpoint-every", o->checkpoint_every, "Steps between checkpoints")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--max-tokens", o->max_tokens, "Skip pairs with a longer side")
-      ->capture_default_str()->check(CLI::Range(int64_t{2}, int64_t{1} << 20));
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{2}, int64_t{1} << 20));
   cmd->add_option("--score-token", o->score_token,
                   "Output row that becomes the scalar head (a token the inputs never hold)")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--seed", o->seed, "Seed of the batches and the held-out split")
       ->capture_default_str();
   cmd->add_option("--type", *type, "Export type: f32, f16, bf16, q8_0")->capture_default_str();

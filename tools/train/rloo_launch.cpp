@@ -99,8 +99,12 @@ Child start_broker(const std::string& out_dir, std::string& address) {
     throw_error(ErrorCode::kNotFound,
                 "redis-server is not installed (scripts/setup installs it); or pass --broker "
                 "HOST:PORT of a running Redis server");
-  broker.args = {"--port", std::to_string(port), "--bind", "127.0.0.1", "--dir", dir.string(),
-                 "--appendonly", "yes", "--save", "", "--logfile", (dir / "redis.log").string()};
+  broker.args = {"--port",       std::to_string(port),
+                 "--bind",       "127.0.0.1",
+                 "--dir",        dir.string(),
+                 "--appendonly", "yes",
+                 "--save",       "",
+                 "--logfile",    (dir / "redis.log").string()};
   start(broker);
   address = "127.0.0.1:" + std::to_string(port);
   // Ready when it answers (the client retries for 20 s before giving up).
@@ -116,8 +120,9 @@ int launch_async_rloo(const AsyncLaunch& l) {
   const fs::path self = fs::read_symlink("/proc/self/exe");
   const fs::path afm = self.parent_path() / "afm";
   if (!fs::exists(afm))
-    throw_error(ErrorCode::kNotFound, afm.string() + " is missing: the generators run afm, "
-                                                     "which is built next to afm-train");
+    throw_error(ErrorCode::kNotFound, afm.string() +
+                                          " is missing: the generators run afm, "
+                                          "which is built next to afm-train");
   std::string address = l.broker;
   Child broker;
   if (address.empty()) broker = start_broker(l.out_dir, address);

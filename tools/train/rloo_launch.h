@@ -21,7 +21,7 @@ namespace afm::train {
 struct AsyncLaunch {
   int generators = 1;
   int max_restarts = 3;
-  std::string broker;    // "": start one
+  std::string broker;  // "": start one
   std::string run_name;
   std::string out_dir;
   std::vector<std::string> updater_args;    // after `afm-train rloo-updater`, without --broker
