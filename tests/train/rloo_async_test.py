@@ -39,7 +39,7 @@ def redis(port, *args):
 
 def rloo(prompts, out, port, *extra):
     return [AFM, "train", "rloo", "--base", BASE, "--prompts", prompts, "--out", out,
-            "--generators", "2", "--broker", f"127.0.0.1:{port}", "--steps", "8",
+            "--generators", "2", "--broker", f"127.0.0.1:{port}", "--run-name", "run", "--steps", "8",
             "--prompts-per-step", "2", "-k", "3", "--max-new-tokens", "24", "--temperature", "1.5",
             "--checkpoint-every", "2", "--max-staleness", "100", "--max-backlog", "2",
             "--lr", "1e-3", "-t", "1", "--generator-threads", "1", "--cpu-bf16", "off", *extra]

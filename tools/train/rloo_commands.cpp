@@ -106,9 +106,11 @@ void print_result(const RlooRunResult& r) {
   if (!r.model_path.empty()) std::printf("wrote %s\n", r.model_path.c_str());
 }
 
-// This command's arguments without those only the launcher reads, plus the run name.
+// This command's arguments without those only the launcher reads, plus the run name (given
+// once, whether the user named it or not).
 std::vector<std::string> updater_arguments(const RlooArgs& a) {
-  static const std::set<std::string> launcher_only = {"--generators", "--broker", "--max-backlog",
+  static const std::set<std::string> launcher_only = {"--generators",        "--broker",
+                                                      "--max-backlog",       "--run-name",
                                                       "--generator-threads", "--max-restarts"};
   std::vector<std::string> out;
   for (size_t i = 0; i < a.argv.size(); ++i) {
