@@ -8,7 +8,6 @@
 
 #include "base/error.h"
 #include "broker/redis_client.h"
-#include "rl/policy_channel.h"
 #include "rloo_launch.h"
 #include "train/rloo_run.h"
 #include "train/rloo_updater.h"
