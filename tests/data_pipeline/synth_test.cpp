@@ -226,6 +226,42 @@ TEST(SynthKnobs, BareArithmeticIsWorkedColumnByColumnAndRight) {
   EXPECT_LT(mixed, 450);  // 30% bare, plus the odd short word problem
 }
 
+// Restated items: the first line is the question's two numbers as "a + b." or "a - b." (the
+// larger first for a difference, whatever order the question names them in), and the column
+// steps that follow are the ones of that expression.
+TEST(SynthKnobs, RestatedArithmeticNamesTheExpressionFirstAndIsRight) {
+  static const std::regex kNumbers(R"((\d+)\D+(\d+))");
+  std::set<std::string> questions;
+  for (uint64_t i = 0; i < 2000; ++i) {
+    const Example e = make_example(
+        11, i, {Task::kArithmetic},
+        {.bare_arithmetic_percent = 100, .restated_arithmetic_percent = 100});
+    const std::string& q = e.messages[1].content;
+    const std::string& reply = e.messages[2].content;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(q, m, kNumbers)) << q;
+    const int64_t x = std::stoll(m[1]), y = std::stoll(m[2]);
+    const bool sum = reply.find(" + ") != std::string::npos;
+    const std::string want = sum ? "" : std::to_string(std::max(x, y)) + " - " +
+                                            std::to_string(std::min(x, y)) + ".\n";
+    const std::string first = reply.substr(0, reply.find('\n') + 1);
+    if (sum) {
+      EXPECT_TRUE(first == std::to_string(x) + " + " + std::to_string(y) + ".\n" ||
+                  first == std::to_string(y) + " + " + std::to_string(x) + ".\n")
+          << q << " -> " << reply;
+    } else {
+      EXPECT_EQ(first, want) << q << " -> " << reply;
+    }
+    Example worked = e;  // the steps after the restated line, checked like a bare item
+    worked.messages[2].content = reply.substr(first.size());
+    worked.messages[1].content = first;
+    check_bare_arithmetic(worked, "example " + std::to_string(i));
+    questions.insert(std::regex_replace(q, std::regex(R"(\d+)"), "#").substr(0, 16));
+    if (::testing::Test::HasFailure()) return;
+  }
+  EXPECT_GT(questions.size(), 24u);  // many phrasings, not the eight bare ones
+}
+
 TEST(SynthKnobs, InventedOccupationsAndEventsAreCopiedIntoTheRecords) {
   const std::set<std::string> jobs(occupations().begin(), occupations().end());
   const std::set<std::string> events(event_names().begin(), event_names().end());

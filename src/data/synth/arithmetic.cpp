@@ -148,20 +148,18 @@ std::string fill(std::string_view pattern, int64_t a, int64_t b) {
 
 std::string d(int64_t v) { return std::to_string(v); }
 
-Problem bare_sum(SynthRng& rng) {
-  const int64_t a = rng.range(10, 99), b = rng.range(10, 99);
+// The column steps of a + b, then the result line.
+std::string sum_columns(int64_t a, int64_t b) {
   const int64_t units = a % 10 + b % 10, carry = units / 10;
   std::string work = d(a % 10) + " + " + d(b % 10) + " = " + d(units);
   work += carry ? ", write " + d(units % 10) + " and carry 1.\n" : ".\n";
   work += d(a / 10) + " + " + d(b / 10) + (carry ? " + 1" : "") + " = " +
           d(a / 10 + b / 10 + carry) + ".\n";
-  work += d(a) + " + " + d(b) + " = " + d(a + b);
-  return {fill(rng.pick(Words(kSumAsks)), a, b), work, d(a + b)};
+  return work + d(a) + " + " + d(b) + " = " + d(a + b);
 }
 
-Problem bare_difference(SynthRng& rng) {
-  int64_t a = rng.range(10, 99), b = rng.range(10, 99);
-  if (a < b) std::swap(a, b);
+// The column steps of a - b (a >= b), then the result line.
+std::string difference_columns(int64_t a, int64_t b) {
   const bool borrow = a % 10 < b % 10;
   std::string work = borrow ? d(a % 10) + " is less than " + d(b % 10) + ", so borrow: " +
                                   d(a % 10 + 10) + " - " + d(b % 10) + " = " +
@@ -171,8 +169,86 @@ Problem bare_difference(SynthRng& rng) {
                             : d(a % 10) + " - " + d(b % 10) + " = " + d(a % 10 - b % 10) +
                                   ".\n" + d(a / 10) + " - " + d(b / 10) + " = " +
                                   d(a / 10 - b / 10) + ".\n";
-  work += d(a) + " - " + d(b) + " = " + d(a - b);
-  return {fill(rng.pick(Words(kDifferenceAsks)), a, b), work, d(a - b)};
+  return work + d(a) + " - " + d(b) + " = " + d(a - b);
+}
+
+Problem bare_sum(SynthRng& rng) {
+  const int64_t a = rng.range(10, 99), b = rng.range(10, 99);
+  return {fill(rng.pick(Words(kSumAsks)), a, b), sum_columns(a, b), d(a + b)};
+}
+
+Problem bare_difference(SynthRng& rng) {
+  int64_t a = rng.range(10, 99), b = rng.range(10, 99);
+  if (a < b) std::swap(a, b);
+  return {fill(rng.pick(Words(kDifferenceAsks)), a, b), difference_columns(a, b), d(a - b)};
+}
+
+// Wider phrasings for the restated items: {a} and {b} may appear in either order ("deduct {b}
+// from {a}"), and the stories name a person {n} and things {i}. The answer always restates
+// "{a} + {b}" or "{a} - {b}" first.
+constexpr std::array<std::string_view, 16> kRestatedSumAsks = {
+    "What is the total of {a} and {b}?",
+    "Increase {a} by {b}.",
+    "What number is {b} more than {a}?",
+    "{a} and {b} make how many altogether?",
+    "Sum {a} and {b}, please.",
+    "Tell me {a} plus {b}.",
+    "What's {b} added to {a}?",
+    "Put {b} on top of {a}: what do you have?",
+    "Give the sum: {a} + {b}",
+    "{a} + {b}",
+    "Please work out {a} + {b} for me.",
+    "{n} counts {a} {i} on Monday and {b} on Tuesday. How many {i} in all?",
+    "{n} has {a} {i} and buys {b} more. How many {i} does {n} have?",
+    "There are {a} {i} in one box and {b} in another. How many {i} are there together?",
+    "{n} walked {a} km last week and {b} km this week. How far is that altogether?",
+    "A class collects {a} {i}, then {b} more. What is the total?"};
+constexpr std::array<std::string_view, 16> kRestatedDifferenceAsks = {
+    "Deduct {b} from {a}.",
+    "What is {b} less than {a}?",
+    "Reduce {a} by {b}.",
+    "How much is left when {b} is removed from {a}?",
+    "From {a}, subtract {b}.",
+    "{a} take away {b} is what?",
+    "What is the difference of {a} and {b}?",
+    "Decrease {a} by {b}, please.",
+    "Tell me {a} minus {b}.",
+    "{a} - {b}",
+    "By how much is {a} bigger than {b}?",
+    "{n} had {a} {i} and gave {b} away. How many {i} are left?",
+    "There were {a} {i} on the shelf; {b} were sold. How many remain?",
+    "{n} needs {a} {i} and already has {b}. How many more does {n} need?",
+    "A tank held {a} litres and {b} litres leaked out. How much is left?",
+    "{n} scored {a} points and lost {b} of them. What is the score now?"};
+
+std::string fill_story(std::string_view pattern, int64_t a, int64_t b, std::string_view name,
+                       std::string_view items) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern.compare(i, 3, "{n}") == 0) out += name, i += 2;
+    else if (pattern.compare(i, 3, "{i}") == 0) out += items, i += 2;
+    else out += pattern[i];
+  }
+  return fill(out, a, b);
+}
+
+Problem restated(SynthRng& rng, bool sum) {
+  int64_t a = rng.range(10, 99), b = rng.range(10, 99);
+  if (!sum && a < b) std::swap(a, b);
+  const std::string_view pattern =
+      rng.pick(Words(sum ? kRestatedSumAsks : kRestatedDifferenceAsks));
+  const std::string_view name = rng.pick(first_names());
+  const std::string_view items = rng.pick(countable_items());
+  const std::string expression = d(a) + (sum ? " + " : " - ") + d(b);
+  return {fill_story(pattern, a, b, name, items),
+          expression + ".\n" + (sum ? sum_columns(a, b) : difference_columns(a, b)),
+          d(sum ? a + b : a - b)};
+}
+
+Problem bare_item(SynthRng& rng) {
+  const bool sum = rng.below(2) == 0;
+  if (rng.restated_arithmetic()) return restated(rng, sum);
+  return sum ? bare_sum(rng) : bare_difference(rng);
 }
 
 constexpr std::array<std::string_view, 3> kSystem = {
@@ -190,7 +266,7 @@ Messages make_arithmetic(SynthRng& rng) {
                                                    arrival,  distance,    reading};
   const int bare = rng.bare_arithmetic_percent();  // 0: no draw, the pretraining stream
   const Problem p = bare > 0 && rng.percent(bare)
-                        ? (rng.below(2) == 0 ? bare_sum(rng) : bare_difference(rng))
+                        ? bare_item(rng)
                         : kMakers[rng.below(kMakers.size())](rng);
   const std::string_view instructions = rng.pick(Words(kSystem));
   return {{"system", std::string(instructions)},

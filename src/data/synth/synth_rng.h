@@ -36,6 +36,11 @@ struct SynthKnobs {
   // maximum, minLength, maxLength) that the answers satisfy: numbers in the schema a model
   // must not copy (one trained without them answered "age": 150 under "maximum": 150).
   int schema_constraints_percent = 0;
+  // The share of bare sums and differences asked in wider phrasings (operands in either order,
+  // short stories of two amounts) and answered by first restating the expression "a - b", so
+  // the column steps copy digits from the line above instead of from the question (one
+  // trained without it wrote "31 - 97" for "subtract 31 from 97" and misread digits).
+  int restated_arithmetic_percent = 0;
 };
 
 class SynthRng {
@@ -44,6 +49,10 @@ class SynthRng {
   int invented_names_percent() const { return knobs_.invented_names_percent; }
   int bare_arithmetic_percent() const { return knobs_.bare_arithmetic_percent; }
   int varied_phrasing_percent() const { return knobs_.varied_phrasing_percent; }
+  // One draw of the restated-arithmetic knob; no draw at all when it is 0 (the older streams).
+  bool restated_arithmetic() {
+    return knobs_.restated_arithmetic_percent > 0 && percent(knobs_.restated_arithmetic_percent);
+  }
   // One draw of the broad-variety knob; no draw at all when it is 0 (the older streams).
   bool broad_variety() {
     return knobs_.broad_variety_percent > 0 && percent(knobs_.broad_variety_percent);
