@@ -78,69 +78,98 @@ void add_rows(float* x, const float* y, int64_t n, Workers& pool) {
   }, 8192);
 }
 
-namespace {
-
-// y += the target's low-rank update for x (tokens, in), when the target is adapted.
-void maybe_lora(const LoraTarget& t, const float* x, int64_t tokens, float* y, LayerScratch& s,
-                Workers& pool) {
-  lora_add_group(x, tokens, {{&t, 0, y}}, s.lora, pool);
-}
-
-}  // namespace
-
 void attention_block(const AttentionConfig& c, const AttentionWeights& w, TokenSpan span,
                      float* x, LayerScratch& s, KvCache& cache, int64_t kv_layer, Workers& pool,
                      const AttentionLora* lora) {
-  const int64_t n = span.tokens, kv_dim = c.n_head_kv * c.head_dim;
-  rms_norm_rows(x, w.norm, c.rms_eps, n, c.n_embd, s.h.data(), pool);
-  ops::Activations in(s.h.data(), n, c.n_embd, s.act);
-  if (w.has_kv()) {
-    ops::matmul_group(in, {{&w.wq, s.q.data()}, {&w.wk, s.k.data()}, {&w.wv, s.v.data()}}, pool);
-    if (lora) {
-      lora_add_group(s.h.data(), n,
-                     {{&lora->q, 0, s.q.data()}, {&lora->k, 0, s.k.data()},
-                      {&lora->v, 0, s.v.data()}},
-                     s.lora, pool);
-    }
-    add_bias(s.k.data(), w.k_bias, n, pool);
-    add_bias(s.v.data(), w.v_bias, n, pool);
-  } else {
-    ops::matmul(in, w.wq, s.q.data(), pool);
-    if (lora) maybe_lora(lora->q, s.h.data(), n, s.q.data(), s, pool);
-  }
-  add_bias(s.q.data(), w.q_bias, n, pool);
-  position_and_normalise(c, w, span, s, w.has_kv(), pool);
-  if (w.has_kv()) {
-    fake_quantize(s.k.data(), n * kv_dim, w.k_scale, pool);
-    fake_quantize(s.v.data(), n * kv_dim, w.v_scale, pool);
-    parallel_for(pool, n, [&](int64_t begin, int64_t end) {
-      cache.write(kv_layer, span.pos0 + begin, end - begin, s.k.data() + begin * kv_dim,
-                  s.v.data() + begin * kv_dim);
-    }, 2);
-  }
-  const ops::AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, c.window};
-  ops::attention(s.q.data(), n, span.pos0, cache.layer(kv_layer), shape,
-                 1.0f / std::sqrt(static_cast<float>(c.head_dim)), s.attn.data(), s.scores, pool);
-  ops::Activations attn(s.attn.data(), n, c.n_head * c.head_dim, s.act);
-  ops::matmul(attn, w.wo, s.h.data(), pool);
-  if (lora) maybe_lora(lora->o, s.attn.data(), n, s.h.data(), s, pool);
-  add_rows(x, s.h.data(), n * c.n_embd, pool);
+  const SequenceRows one{0, span.tokens, span.pos0, &cache, lora, nullptr, &s.lora};
+  attention_block(c, w, {&one, 1}, span.tokens, x, s, kv_layer, pool);
 }
 
 void ffn_block(const FfnWeights& w, int64_t n_embd, int64_t n_ff, float eps, TokenSpan span,
                float* x, LayerScratch& s, Workers& pool, const FfnLora* lora) {
-  const int64_t n = span.tokens;
+  const SequenceRows one{0, span.tokens, span.pos0, nullptr, nullptr, lora, &s.lora};
+  ffn_block(w, n_embd, n_ff, eps, {&one, 1}, span.tokens, x, s, pool);
+}
+
+void attention_block(const AttentionConfig& c, const AttentionWeights& w,
+                     std::span<const SequenceRows> seqs, int64_t n, float* x, LayerScratch& s,
+                     int64_t kv_layer, Workers& pool) {
+  const int64_t kv_dim = c.n_head_kv * c.head_dim, q_dim = c.n_head * c.head_dim;
+  rms_norm_rows(x, w.norm, c.rms_eps, n, c.n_embd, s.h.data(), pool);
+  ops::Activations in(s.h.data(), n, c.n_embd, s.act);
+  if (w.has_kv()) {
+    ops::matmul_group(in, {{&w.wq, s.q.data()}, {&w.wk, s.k.data()}, {&w.wv, s.v.data()}}, pool);
+  } else {
+    ops::matmul(in, w.wq, s.q.data(), pool);
+  }
+  for (const SequenceRows& r : seqs) {
+    if (!r.attn_lora) continue;
+    const float* h = s.h.data() + r.row0 * c.n_embd;
+    if (w.has_kv()) {
+      lora_add_group(h, r.tokens,
+                     {{&r.attn_lora->q, 0, s.q.data() + r.row0 * q_dim},
+                      {&r.attn_lora->k, 0, s.k.data() + r.row0 * kv_dim},
+                      {&r.attn_lora->v, 0, s.v.data() + r.row0 * kv_dim}},
+                     *r.lora_scratch, pool);
+    } else {
+      lora_add_group(h, r.tokens, {{&r.attn_lora->q, 0, s.q.data() + r.row0 * q_dim}},
+                     *r.lora_scratch, pool);
+    }
+  }
+  if (w.has_kv()) {
+    add_bias(s.k.data(), w.k_bias, n, pool);
+    add_bias(s.v.data(), w.v_bias, n, pool);
+  }
+  add_bias(s.q.data(), w.q_bias, n, pool);
+  position_and_normalise(c, w, TokenSpan{n, 0}, s, w.has_kv(), pool);
+  if (w.has_kv()) {
+    fake_quantize(s.k.data(), n * kv_dim, w.k_scale, pool);
+    fake_quantize(s.v.data(), n * kv_dim, w.v_scale, pool);
+    for (const SequenceRows& r : seqs) {
+      parallel_for(pool, r.tokens, [&](int64_t begin, int64_t end) {
+        const int64_t row = r.row0 + begin;
+        r.cache->write(kv_layer, r.pos0 + begin, end - begin, s.k.data() + row * kv_dim,
+                       s.v.data() + row * kv_dim);
+      }, 2);
+    }
+  }
+  const ops::AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, c.window};
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  for (const SequenceRows& r : seqs) {
+    ops::attention(s.q.data() + r.row0 * q_dim, r.tokens, r.pos0, r.cache->layer(kv_layer),
+                   shape, scale, s.attn.data() + r.row0 * q_dim, s.scores, pool);
+  }
+  ops::Activations attn(s.attn.data(), n, q_dim, s.act);
+  ops::matmul(attn, w.wo, s.h.data(), pool);
+  for (const SequenceRows& r : seqs) {
+    if (!r.attn_lora) continue;
+    lora_add_group(s.attn.data() + r.row0 * q_dim, r.tokens,
+                   {{&r.attn_lora->o, 0, s.h.data() + r.row0 * c.n_embd}}, *r.lora_scratch, pool);
+  }
+  add_rows(x, s.h.data(), n * c.n_embd, pool);
+}
+
+void ffn_block(const FfnWeights& w, int64_t n_embd, int64_t n_ff, float eps,
+               std::span<const SequenceRows> seqs, int64_t n, float* x, LayerScratch& s,
+               Workers& pool) {
   rms_norm_rows(x, w.norm, eps, n, n_embd, s.h.data(), pool);
   ops::Activations in(s.h.data(), n, n_embd, s.act);
   ops::matmul_group(in, {{&w.gate, s.gate.data()}, {&w.up, s.up.data()}}, pool);
-  if (lora) {
-    lora_add_group(s.h.data(), n, {{&lora->gate, 0, s.gate.data()}, {&lora->up, 0, s.up.data()}},
-                   s.lora, pool);
+  for (const SequenceRows& r : seqs) {
+    if (!r.ffn_lora) continue;
+    lora_add_group(s.h.data() + r.row0 * n_embd, r.tokens,
+                   {{&r.ffn_lora->gate, 0, s.gate.data() + r.row0 * n_ff},
+                    {&r.ffn_lora->up, 0, s.up.data() + r.row0 * n_ff}},
+                   *r.lora_scratch, pool);
   }
   ops::swiglu_inplace(s.gate.data(), s.up.data(), n * n_ff, pool);
   ops::Activations act(s.gate.data(), n, n_ff, s.act);
   ops::matmul(act, w.down, s.h.data(), pool);
-  if (lora) maybe_lora(lora->down, s.gate.data(), n, s.h.data(), s, pool);
+  for (const SequenceRows& r : seqs) {
+    if (!r.ffn_lora) continue;
+    lora_add_group(s.gate.data() + r.row0 * n_ff, r.tokens,
+                   {{&r.ffn_lora->down, 0, s.h.data() + r.row0 * n_embd}}, *r.lora_scratch, pool);
+  }
   add_rows(x, s.h.data(), n * n_embd, pool);
 }
 

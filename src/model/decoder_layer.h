@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "base/thread_pool.h"
@@ -49,6 +50,18 @@ struct TokenSpan {
   int64_t tokens, pos0;
 };
 
+// One sequence's rows inside a batch of several sequences (Model::forward_batch): rows
+// [row0, row0 + tokens) of the activations are its positions pos0 .. pos0 + tokens - 1, its
+// K/V live in `cache`, and attn_lora / ffn_lora (null: none) are its adapter's targets for
+// the layer being run, applied with its own `lora_scratch`.
+struct SequenceRows {
+  int64_t row0 = 0, tokens = 0, pos0 = 0;
+  KvCache* cache = nullptr;
+  const AttentionLora* attn_lora = nullptr;
+  const FfnLora* ffn_lora = nullptr;
+  LoraScratch* lora_scratch = nullptr;
+};
+
 // Activation buffers for up to n_batch tokens, sized once (a ThreadTeam never resizes).
 struct LayerScratch {
   LayerScratch(const AttentionConfig& a, int64_t n_ff, int64_t n_batch, int64_t n_ctx,
@@ -68,6 +81,17 @@ void attention_block(const AttentionConfig& c, const AttentionWeights& w, TokenS
                      const AttentionLora* lora = nullptr);
 void ffn_block(const FfnWeights& w, int64_t n_embd, int64_t n_ff, float eps, TokenSpan span,
                float* x, LayerScratch& s, Workers& pool, const FfnLora* lora = nullptr);
+
+// The same blocks over the rows of several sequences at once: every projection is one matrix
+// product over all `rows` rows (each weight is read once for the whole batch); K/V writes,
+// attention and adapters are per sequence. `seqs` are sorted by row0 and cover [0, rows);
+// s.positions holds each row's position and s must be sized for `rows` tokens.
+void attention_block(const AttentionConfig& c, const AttentionWeights& w,
+                     std::span<const SequenceRows> seqs, int64_t rows, float* x, LayerScratch& s,
+                     int64_t kv_layer, Workers& pool);
+void ffn_block(const FfnWeights& w, int64_t n_embd, int64_t n_ff, float eps,
+               std::span<const SequenceRows> seqs, int64_t rows, float* x, LayerScratch& s,
+               Workers& pool);
 
 // Parallel helpers used by the blocks (rows split across the workers).
 void rms_norm_rows(const float* x, const std::vector<float>& weight, float eps, int64_t rows,

@@ -61,6 +61,21 @@ float read_scale(const WeightLoader& w, const std::string& name) {
 
 }  // namespace
 
+// Activation buffers for up to n_tokens tokens in all, with the batch's bookkeeping.
+struct DenseDecoder::Buffers {
+  Buffers(const HParams& hp, const AttentionConfig& attn, int64_t n_tokens, int64_t n_ctx,
+          int n_threads)
+      : x(n_tokens * hp.n_embd), layer(attn, hp.n_ff, n_tokens, n_ctx, n_threads) {
+    tokens.reserve(n_tokens);
+  }
+  std::vector<float> x;
+  LayerScratch layer;
+  std::vector<int32_t> tokens;     // the batch's tokens, item after item
+  std::vector<SequenceRows> seqs;  // the rows of each item still being computed
+  std::vector<size_t> item_of;     // seqs[j] belongs to items[item_of[j]]
+  std::vector<float> logits;       // a batch's logits before they go to each item
+};
+
 // KV cache (the layers that own K/V) plus activation buffers for n_batch tokens.
 class DenseDecoder::State : public SequenceState {
  public:
@@ -68,22 +83,25 @@ class DenseDecoder::State : public SequenceState {
         const StateOptions& o, int n_threads)
       : SequenceState(o),
         cache(std::move(kv), hp.n_head_kv, hp.head_dim, o.kv_type),
-        n_batch(o.n_batch),
         full_prefill(o.full_prefill),
-        x(o.n_batch * hp.n_embd),
-        layer(attn, hp.n_ff, o.n_batch, o.n_ctx, n_threads) {}
+        own(hp, attn, o.n_batch, o.n_ctx, n_threads) {}
 
   size_t kv_bytes() const override { return cache.bytes(); }
   size_t kv_bytes_per_token() const override { return cache.bytes_per_token(); }
   void advance(int64_t tokens) { n_past_ += tokens; }
 
   KvCache cache;
-  int64_t n_batch;
   bool full_prefill;
-  std::vector<float> x;
-  LayerScratch layer;
+  Buffers own;                  // for forward() on this sequence alone
   std::vector<LayerLora> lora;  // per layer; empty without an adapter
   LoraTarget output_lora;
+};
+
+class DenseDecoder::Workspace : public BatchWorkspace {
+ public:
+  Workspace(const HParams& hp, const AttentionConfig& attn, const BatchOptions& o)
+      : BatchWorkspace(o), buffers(hp, attn, o.max_tokens, o.n_ctx, o.n_threads) {}
+  Buffers buffers;
 };
 
 DenseDecoder::DenseDecoder(std::shared_ptr<const gguf::File> file, const DenseOptions& options)
@@ -165,44 +183,132 @@ void DenseDecoder::attach_lora(State& s, const LoraAdapter& adapter, float scale
   if (output_.data != token_embd_.data) s.output_lora = resolve_lora(adapter, scale, "output.weight");
   const int64_t q_dim = hp.n_head * hp.head_dim;
   const int64_t widest = std::max({hp.n_embd, q_dim, hp.n_ff});
-  s.layer.lora.reserve(s.n_batch, widest, adapter.max_rank(), threads);
+  s.own.layer.lora.reserve(s.n_batch(), widest, adapter.max_rank(), threads);
 }
 
 void DenseDecoder::forward(SequenceState& state, std::span<const int32_t> tokens, LogitRows rows,
                            float* logits, Workers& pool) const {
   State& s = static_cast<State&>(state);
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  AFM_CHECK(n > 0 && n <= s.n_batch() && s.n_past() + n <= s.n_ctx());
+  const BatchItem one{&s, tokens, rows, logits};
+  run({&one, 1}, s.own, pool);
+}
+
+std::unique_ptr<BatchWorkspace> DenseDecoder::new_batch_workspace(const BatchOptions& o) const {
+  AFM_CHECK(o.max_tokens > 0 && o.n_ctx > 0 && o.n_threads > 0);
+  return std::make_unique<Workspace>(hparams(), attention_config(), o);
+}
+
+void DenseDecoder::forward_batch(std::span<const BatchItem> items, BatchWorkspace& workspace,
+                                 Workers& pool) const {
+  auto* ws = dynamic_cast<Workspace*>(&workspace);
+  if (ws == nullptr) {
+    throw_error(ErrorCode::kInvalidArgument, "the batch workspace was made by another model kind");
+  }
+  check_batch(items, ws->options());
+  run(items, ws->buffers, pool);
+}
+
+void DenseDecoder::run(std::span<const BatchItem> items, Buffers& a, Workers& pool) const {
   const HParams& hp = hparams();
   const AttentionConfig attn = attention_config();
-  const int64_t n = static_cast<int64_t>(tokens.size());
-  AFM_CHECK(n > 0 && n <= s.n_batch && s.n_past() + n <= s.n_ctx());
-  TokenSpan span{n, s.n_past()};
-  for (int64_t t = 0; t < n; ++t) s.layer.positions[t] = static_cast<int32_t>(span.pos0 + t);
-  ops::embed_tokens(token_embd_, tokens, s.x.data());
-  for (int64_t i = 0; i < hp.n_layer; ++i) {
-    if (i == block1_layers_ && !s.full_prefill) {
-      // Past the last layer that writes K/V, only positions that need logits matter.
-      if (rows == LogitRows::kNone) break;
-      if (rows == LogitRows::kLast && span.tokens > 1) {
-        std::copy_n(s.x.data() + (n - 1) * hp.n_embd, hp.n_embd, s.x.data());
-        span = {1, span.pos0 + n - 1};
-        s.layer.positions[0] = static_cast<int32_t>(span.pos0);
-      }
-    }
-    const LayerLora* lora = s.lora.empty() ? nullptr : &s.lora[i];
-    attention_block(attn, layers_[i].attn, span, s.x.data(), s.layer, s.cache,
-                    layers_[i].kv_layer, pool, lora ? &lora->attn : nullptr);
-    ffn_block(layers_[i].ffn, hp.n_embd, hp.n_ff, hp.rms_eps, span, s.x.data(), s.layer, pool,
-              lora ? &lora->ffn : nullptr);
+  a.tokens.clear();
+  a.seqs.clear();
+  a.item_of.clear();
+  int64_t rows = 0;
+  bool full_prefill = true;
+  for (size_t i = 0; i < items.size(); ++i) {
+    State& s = static_cast<State&>(*items[i].state);
+    const int64_t n = static_cast<int64_t>(items[i].tokens.size());
+    a.tokens.insert(a.tokens.end(), items[i].tokens.begin(), items[i].tokens.end());
+    a.seqs.push_back({rows, n, s.n_past(), &s.cache, nullptr, nullptr, &s.own.layer.lora});
+    a.item_of.push_back(i);
+    for (int64_t t = 0; t < n; ++t) a.layer.positions[rows + t] = static_cast<int32_t>(s.n_past() + t);
+    rows += n;
+    full_prefill = full_prefill && s.full_prefill;
   }
-  s.advance(n);
-  if (rows == LogitRows::kNone) return;
-  const int64_t n_out = rows == LogitRows::kLast ? 1 : span.tokens;
-  float* hidden = s.layer.h.data();
-  rms_norm_rows(s.x.data() + (span.tokens - n_out) * hp.n_embd, output_norm_, hp.rms_eps, n_out,
-                hp.n_embd, hidden, pool);
-  ops::Activations final_hidden(hidden, n_out, hp.n_embd, s.layer.act);
-  ops::matmul(final_hidden, output_, logits, pool);
-  if (s.output_lora) lora_add(hidden, n_out, s.output_lora, 0, logits, s.layer.lora, pool);
+  ops::embed_tokens(token_embd_, a.tokens, a.x.data());
+  for (int64_t i = 0; i < hp.n_layer; ++i) {
+    // Past the last layer that writes K/V, only positions that need logits matter.
+    if (i == block1_layers_ && !full_prefill) rows = keep_logit_rows(items, a);
+    if (rows == 0) break;
+    for (size_t j = 0; j < a.seqs.size(); ++j) {
+      const State& s = static_cast<const State&>(*items[a.item_of[j]].state);
+      const LayerLora* lora = s.lora.empty() ? nullptr : &s.lora[i];
+      a.seqs[j].attn_lora = lora ? &lora->attn : nullptr;
+      a.seqs[j].ffn_lora = lora ? &lora->ffn : nullptr;
+    }
+    attention_block(attn, layers_[i].attn, a.seqs, rows, a.x.data(), a.layer,
+                    layers_[i].kv_layer, pool);
+    ffn_block(layers_[i].ffn, hp.n_embd, hp.n_ff, hp.rms_eps, a.seqs, rows, a.x.data(), a.layer,
+              pool);
+  }
+  for (const BatchItem& b : items) {
+    static_cast<State&>(*b.state).advance(static_cast<int64_t>(b.tokens.size()));
+  }
+  write_logits(items, rows, a, pool);
+}
+
+int64_t DenseDecoder::keep_logit_rows(std::span<const BatchItem> items, Buffers& a) const {
+  const int64_t n_embd = hparams().n_embd;
+  int64_t rows = 0;
+  size_t kept = 0;
+  for (size_t j = 0; j < a.seqs.size(); ++j) {
+    SequenceRows r = a.seqs[j];
+    const LogitRows want = items[a.item_of[j]].rows;
+    const int64_t keep = want == LogitRows::kNone ? 0 : want == LogitRows::kLast ? 1 : r.tokens;
+    if (keep == 0) continue;
+    const int64_t from = r.row0 + r.tokens - keep;  // >= rows: rows only move down
+    std::copy_n(a.x.data() + from * n_embd, keep * n_embd, a.x.data() + rows * n_embd);
+    std::copy_n(a.layer.positions.data() + from, keep, a.layer.positions.data() + rows);
+    r.pos0 += r.tokens - keep;
+    r.row0 = rows;
+    r.tokens = keep;
+    a.seqs[kept] = r;
+    a.item_of[kept++] = a.item_of[j];
+    rows += keep;
+  }
+  a.seqs.resize(kept);
+  a.item_of.resize(kept);
+  return rows;
+}
+
+void DenseDecoder::write_logits(std::span<const BatchItem> items, int64_t rows, Buffers& a,
+                                Workers& pool) const {
+  const HParams& hp = hparams();
+  // The wanted rows (the last, or all, of each item) gathered into h through the final norm.
+  float* hidden = a.layer.h.data();
+  int64_t n_out = 0;
+  std::vector<int64_t> out_row(a.seqs.size(), -1);
+  for (size_t j = 0; j < a.seqs.size() && rows > 0; ++j) {
+    const SequenceRows& r = a.seqs[j];
+    const LogitRows want = items[a.item_of[j]].rows;
+    if (want == LogitRows::kNone) continue;
+    const int64_t n = want == LogitRows::kLast ? 1 : r.tokens;
+    rms_norm_rows(a.x.data() + (r.row0 + r.tokens - n) * hp.n_embd, output_norm_, hp.rms_eps, n,
+                  hp.n_embd, hidden + n_out * hp.n_embd, pool);
+    out_row[j] = n_out;
+    n_out += n;
+  }
+  if (n_out == 0) return;
+  // A single sequence's logits go straight to its buffer; a batch's are split afterwards.
+  const bool direct = a.seqs.size() == 1;
+  if (!direct) a.logits.resize(static_cast<size_t>(n_out * hp.n_vocab));
+  float* all = direct ? items[a.item_of[0]].logits : a.logits.data();
+  ops::Activations final_hidden(hidden, n_out, hp.n_embd, a.layer.act);
+  ops::matmul(final_hidden, output_, all, pool);
+  for (size_t j = 0; j < a.seqs.size(); ++j) {
+    if (out_row[j] < 0) continue;
+    const BatchItem& b = items[a.item_of[j]];
+    State& s = static_cast<State&>(*b.state);
+    const int64_t n = b.rows == LogitRows::kLast ? 1 : a.seqs[j].tokens;
+    float* logits = all + out_row[j] * hp.n_vocab;
+    if (s.output_lora) {
+      lora_add(hidden + out_row[j] * hp.n_embd, n, s.output_lora, 0, logits, s.own.layer.lora, pool);
+    }
+    if (!direct) std::copy_n(logits, n * hp.n_vocab, b.logits);
+  }
 }
 
 std::string DenseDecoder::describe() const {

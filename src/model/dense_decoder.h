@@ -31,6 +31,9 @@ class DenseDecoder : public Model {
   std::unique_ptr<SequenceState> new_state(const StateOptions& options) const override;
   void forward(SequenceState& state, std::span<const int32_t> tokens, LogitRows rows,
                float* logits, Workers& pool) const override;
+  std::unique_ptr<BatchWorkspace> new_batch_workspace(const BatchOptions& options) const override;
+  void forward_batch(std::span<const BatchItem> items, BatchWorkspace& workspace,
+                     Workers& pool) const override;
   std::string describe() const override;
   ModelLayout layout() const override;
 
@@ -43,8 +46,16 @@ class DenseDecoder : public Model {
     int64_t kv_layer;  // the cache layer it writes (if it has K/V) and reads
   };
   class State;
+  struct Buffers;
+  class Workspace;
 
   Layer load_layer(const class WeightLoader& w, int64_t index) const;
+  // The forward pass of `items` on buffers `a` (a single state's own, or a batch workspace's).
+  void run(std::span<const BatchItem> items, Buffers& a, Workers& pool) const;
+  // Past Block 1 of a KV-sharing model, keeps only the rows whose logits are wanted.
+  int64_t keep_logit_rows(std::span<const BatchItem> items, Buffers& a) const;
+  void write_logits(std::span<const BatchItem> items, int64_t rows, Buffers& a,
+                    Workers& pool) const;
   void attach_lora(State& s, const LoraAdapter& adapter, float scale, int threads) const;
   AttentionConfig attention_config() const;
 

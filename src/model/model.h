@@ -43,6 +43,7 @@ class SequenceState {
   virtual ~SequenceState() = default;
   int64_t n_past() const { return n_past_; }
   int64_t n_ctx() const { return n_ctx_; }
+  int64_t n_batch() const { return n_batch_; }  // most tokens one forward() may pass
   // The adapter this sequence runs with (null: none) and its user scale; fixed at creation, so
   // cached K/V never mixes adapters.
   const std::shared_ptr<const LoraAdapter>& adapter() const { return adapter_; }
@@ -53,11 +54,11 @@ class SequenceState {
   virtual size_t kv_bytes_per_token() const = 0;
 
  protected:
-  explicit SequenceState(int64_t n_ctx) : n_ctx_(n_ctx) {}
   SequenceState(const StateOptions& o)
-      : n_ctx_(o.n_ctx), adapter_(o.adapter), adapter_scale_(o.adapter_scale) {}
+      : n_ctx_(o.n_ctx), n_batch_(o.n_batch), adapter_(o.adapter), adapter_scale_(o.adapter_scale) {}
   int64_t n_past_ = 0;
   int64_t n_ctx_;
+  int64_t n_batch_;
   std::shared_ptr<const LoraAdapter> adapter_;
   float adapter_scale_ = 1.0f;
 };
@@ -79,6 +80,44 @@ struct ModelLayout {
 // Which positions of a forward() batch need logits (kNone: an intermediate prefill chunk).
 enum class LogitRows { kNone, kLast, kAll };
 
+// One sequence's share of a batched forward pass (Model::forward_batch): its tokens at
+// positions state->n_past() ..., and where its logits go ((0, 1 or tokens.size(), n_vocab) per
+// `rows`, as forward()).
+struct BatchItem {
+  SequenceState* state = nullptr;
+  std::span<const int32_t> tokens;
+  LogitRows rows = LogitRows::kLast;
+  float* logits = nullptr;
+};
+
+// Sizes of the activation buffers a batched forward pass needs: at most max_tokens tokens in
+// all, sequences of at most n_ctx positions, run by n_threads workers.
+struct BatchOptions {
+  int64_t max_tokens = 0;
+  int64_t n_ctx = 0;
+  int n_threads = 1;
+};
+
+// Activation buffers for forward_batch (Model::new_batch_workspace), reused from step to step.
+// Thread safety: used by one forward_batch at a time.
+class BatchWorkspace {
+ public:
+  virtual ~BatchWorkspace() = default;
+  const BatchOptions& options() const { return options_; }
+
+ protected:
+  explicit BatchWorkspace(const BatchOptions& o) : options_(o) {}
+
+ private:
+  BatchOptions options_;
+};
+
+// Error(kInvalidArgument) naming the problem unless `items` is a valid batch for `ws`: at least
+// one item; each with tokens (at most its state's n_batch), a state of its own that the tokens
+// fit and of at most ws's n_ctx positions, and logits where rows asks for them; at most
+// ws's max_tokens tokens in all.
+void check_batch(std::span<const BatchItem> items, const BatchOptions& ws);
+
 class Model {
  public:
   virtual ~Model() = default;
@@ -93,6 +132,16 @@ class Model {
   // must fit the context (callers check; see Context). Token ids out of range: Error.
   virtual void forward(SequenceState& state, std::span<const int32_t> tokens, LogitRows rows,
                        float* logits, Workers& pool) const = 0;
+
+  // Several sequences in one pass: each item as forward() would run it, but every weight is
+  // read once for all of the batch's tokens (decode of N sequences is one N-column product per
+  // matrix). Logits equal one-at-a-time forward() calls up to the rounding of differently
+  // sized matrix products (tests/model/batch_forward_test.cpp). Items are validated with
+  // check_batch first. Any mix of prefill chunks and single decode tokens, of adapters and of
+  // lengths.
+  virtual std::unique_ptr<BatchWorkspace> new_batch_workspace(const BatchOptions& options) const;
+  virtual void forward_batch(std::span<const BatchItem> items, BatchWorkspace& workspace,
+                             Workers& pool) const;
 
   // One line per architecture feature for `afm info` ("rope: halves, theta 1e6", ...).
   virtual std::string describe() const = 0;

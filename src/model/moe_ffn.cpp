@@ -57,7 +57,8 @@ void group_by_expert(const MoeWeights& w, int64_t tokens, MoeScratch& m) {
 
 // One expert's SwiGLU over its `count` gathered tokens, scattered into m.sum with weights.
 void run_expert(const MoeWeights& w, int64_t e, int64_t n_embd, int64_t begin, int64_t count,
-                LayerScratch& s, MoeScratch& m, Workers& pool, const FfnLora* lora) {
+                LayerScratch& s, MoeScratch& m, Workers& pool, const FfnLora* lora,
+                LoraScratch& ls) {
   const int32_t* slots = m.slots.data() + begin;
   const int64_t n_used = w.n_used;
   parallel_for(pool, count, [&](int64_t b, int64_t end) {
@@ -72,12 +73,12 @@ void run_expert(const MoeWeights& w, int64_t e, int64_t n_embd, int64_t begin, i
   if (lora) {
     lora_add_group(m.gathered.data(), count,
                    {{&lora->gate_exps, e, s.gate.data()}, {&lora->up_exps, e, s.up.data()}},
-                   s.lora, pool);
+                   ls, pool);
   }
   ops::swiglu_inplace(s.gate.data(), s.up.data(), count * w.n_ff_exp, pool);
   ops::Activations act(s.gate.data(), count, w.n_ff_exp, s.act);
   ops::matmul(act, down, m.expert_out.data(), pool);
-  if (lora) lora_add_group(s.gate.data(), count, {{&lora->down_exps, e, m.expert_out.data()}}, s.lora, pool);
+  if (lora) lora_add_group(s.gate.data(), count, {{&lora->down_exps, e, m.expert_out.data()}}, ls, pool);
   // A token appears at most once per expert, so slices of this expert's rows never collide.
   parallel_for(pool, count, [&](int64_t b, int64_t end) {
     for (int64_t i = b; i < end; ++i) {
@@ -92,12 +93,14 @@ void run_expert(const MoeWeights& w, int64_t e, int64_t n_embd, int64_t begin, i
 }  // namespace
 
 void moe_block(const MoeWeights& w, int64_t n_embd, float eps, TokenSpan span, float* x,
-               LayerScratch& s, MoeScratch& m, Workers& pool, const FfnLora* lora) {
+               LayerScratch& s, MoeScratch& m, Workers& pool, const FfnLora* lora,
+               LoraScratch* lora_scratch) {
   const int64_t n = span.tokens;
+  LoraScratch& ls = lora_scratch ? *lora_scratch : s.lora;
   rms_norm_rows(x, w.norm, eps, n, n_embd, s.h.data(), pool);
   ops::Activations in(s.h.data(), n, n_embd, s.act);
   ops::matmul(in, w.router, m.router_logits.data(), pool);
-  if (lora) lora_add_group(s.h.data(), n, {{&lora->router, 0, m.router_logits.data()}}, s.lora, pool);
+  if (lora) lora_add_group(s.h.data(), n, {{&lora->router, 0, m.router_logits.data()}}, ls, pool);
   pool.once([&] {
     route_tokens(m.router_logits.data(), n, w.n_expert, w.n_used, m.choice.data(), m.weight.data());
     group_by_expert(w, n, m);
@@ -105,7 +108,7 @@ void moe_block(const MoeWeights& w, int64_t n_embd, float eps, TokenSpan span, f
   });
   for (int64_t e = 0; e < w.n_expert; ++e) {
     const int64_t begin = m.expert_begin[e], count = m.expert_begin[e + 1] - begin;
-    if (count > 0) run_expert(w, e, n_embd, begin, count, s, m, pool, lora);
+    if (count > 0) run_expert(w, e, n_embd, begin, count, s, m, pool, lora, ls);
   }
   add_rows(x, m.sum.data(), n * n_embd, pool);
 }

@@ -38,8 +38,9 @@ void route_tokens(const float* logits, int64_t tokens, int64_t n_expert, int64_t
                   int32_t* choice, float* weight);
 
 // x: (tokens, n_embd) += MoE(RMSNorm(x)). `lora` (null: none) adapts the router and, per
-// expert, slice e of stacked gate/up/down pairs.
+// expert, slice e of stacked gate/up/down pairs, with `lora_scratch` (null: s.lora).
 void moe_block(const MoeWeights& w, int64_t n_embd, float eps, TokenSpan span, float* x,
-               LayerScratch& s, MoeScratch& m, Workers& pool, const FfnLora* lora = nullptr);
+               LayerScratch& s, MoeScratch& m, Workers& pool, const FfnLora* lora = nullptr,
+               LoraScratch* lora_scratch = nullptr);
 
 }  // namespace afm::model

@@ -81,13 +81,33 @@ float read_scale(const WeightLoader& w, const std::string& name) {
 // One track's activations; caches for all T x L layers live in the State's KvCache.
 class PtMoeDecoder::TrackState {
  public:
-  TrackState(const AttentionConfig& a, int64_t n_ff, const PtMoeParams& pt, const StateOptions& o)
-      : x(o.n_batch * a.n_embd),
-        layer(a, n_ff, o.n_batch, o.n_ctx, o.n_threads),
-        moe(o.n_batch, a.n_embd, std::max<int64_t>(pt.n_expert, 1), std::max<int64_t>(pt.n_expert_used, 1)) {}
+  TrackState(const AttentionConfig& a, int64_t n_ff, const PtMoeParams& pt, int64_t n_tokens,
+             int64_t n_ctx, int n_threads)
+      : x(n_tokens * a.n_embd),
+        layer(a, n_ff, n_tokens, n_ctx, n_threads),
+        moe(n_tokens, a.n_embd, std::max<int64_t>(pt.n_expert, 1), std::max<int64_t>(pt.n_expert_used, 1)) {}
   std::vector<float> x;
   LayerScratch layer;
   MoeScratch moe;
+};
+
+// Activation buffers for up to n_tokens tokens in all, with the batch's bookkeeping.
+struct PtMoeDecoder::Buffers {
+  Buffers(const PtMoeDecoder& m, int64_t n_tokens, int64_t n_ctx, int n_threads)
+      : x(n_tokens * m.hparams().n_embd) {
+    const int64_t n_ff = std::max(m.hparams().n_ff, m.pt_.n_ff_exp);
+    for (int64_t t = 0; t < m.pt_.tracks; ++t) {
+      tracks.push_back(std::make_unique<TrackState>(m.attention_config(0), n_ff, m.pt_, n_tokens,
+                                                    n_ctx, n_threads));
+    }
+    tokens.reserve(n_tokens);
+  }
+  std::vector<float> x;  // the merged state between track blocks
+  std::vector<std::unique_ptr<TrackState>> tracks;
+  std::vector<int32_t> tokens;     // the batch's tokens, item after item
+  std::vector<SequenceRows> seqs;  // each item's rows (no adapter fields: set per track)
+  int64_t rows = 0;
+  std::vector<float> logits;  // a batch's logits before they go to each item
 };
 
 class PtMoeDecoder::State : public SequenceState {
@@ -95,14 +115,8 @@ class PtMoeDecoder::State : public SequenceState {
   State(const PtMoeDecoder& m, const StateOptions& o)
       : SequenceState(o),
         cache(cache_specs(m, o), m.hparams().n_head_kv, m.hparams().head_dim, o.kv_type),
-        n_batch(o.n_batch),
         sequential_tracks(o.sequential_tracks),
-        x(o.n_batch * m.hparams().n_embd) {
-    const int64_t n_ff = std::max(m.hparams().n_ff, m.pt_.n_ff_exp);
-    for (int64_t t = 0; t < m.pt_.tracks; ++t) {
-      tracks.push_back(std::make_unique<TrackState>(m.attention_config(0), n_ff, m.pt_, o));
-    }
-  }
+        own(m, o.n_batch, o.n_ctx, o.n_threads) {}
   size_t kv_bytes() const override { return cache.bytes(); }
   size_t kv_bytes_per_token() const override { return cache.bytes_per_token(); }
   void advance(int64_t n) { n_past_ += n; }
@@ -120,11 +134,16 @@ class PtMoeDecoder::State : public SequenceState {
   }
 
   KvCache cache;
-  int64_t n_batch;
   bool sequential_tracks;
-  std::vector<float> x;  // the merged state between track blocks
-  std::vector<std::unique_ptr<TrackState>> tracks;
+  Buffers own;                  // for forward() on this sequence alone
   std::vector<LayerLora> lora;  // track-major like layers_; empty without an adapter
+};
+
+class PtMoeDecoder::Workspace : public BatchWorkspace {
+ public:
+  Workspace(const PtMoeDecoder& m, const BatchOptions& o)
+      : BatchWorkspace(o), buffers(m, o.max_tokens, o.n_ctx, o.n_threads) {}
+  Buffers buffers;
 };
 
 PtMoeDecoder::PtMoeDecoder(std::shared_ptr<const gguf::File> file)
@@ -210,39 +229,53 @@ void PtMoeDecoder::attach_lora(State& s, const LoraAdapter& adapter, float scale
   const int64_t q_dim = hp.n_head * hp.head_dim;
   const int64_t widest = std::max({hp.n_embd, q_dim, hp.n_ff, pt_.n_ff_exp, pt_.n_expert});
   // Sized here, before any team runs: members never resize shared buffers.
-  for (auto& track : s.tracks) {
-    track->layer.lora.reserve(s.n_batch, widest, adapter.max_rank(), threads);
+  for (auto& track : s.own.tracks) {
+    track->layer.lora.reserve(s.n_batch(), widest, adapter.max_rank(), threads);
   }
 }
 
-void PtMoeDecoder::run_track_block(State& s, int64_t track, int64_t block, TokenSpan span,
-                                   Workers& w) const {
+void PtMoeDecoder::run_track_block(std::span<const BatchItem> items, Buffers& a,
+                                   int64_t track, int64_t block, Workers& w) const {
   const HParams& hp = hparams();
-  TrackState& ts = *s.tracks[track];
-  const int64_t n_values = span.tokens * hp.n_embd;
+  TrackState& ts = *a.tracks[track];
+  const int64_t n_values = a.rows * hp.n_embd;
   parallel_for(w, n_values, [&](int64_t b, int64_t e) {
-    std::copy(s.x.data() + b, s.x.data() + e, ts.x.data() + b);
+    std::copy(a.x.data() + b, a.x.data() + e, ts.x.data() + b);
   }, 8192);
-  for (int64_t t = 0; t < span.tokens; ++t) ts.layer.positions[t] = static_cast<int32_t>(span.pos0 + t);
+  // Each sequence's rows with this track's adapter targets and scratch (a copy per track: the
+  // tracks run concurrently).
+  std::vector<SequenceRows> seqs(a.seqs);
   for (int64_t n = block * pt_.block_depth; n < (block + 1) * pt_.block_depth; ++n) {
-    const Layer& l = layers_[track * hp.n_layer + n];
-    const LayerLora* lora = s.lora.empty() ? nullptr : &s.lora[track * hp.n_layer + n];
-    attention_block(attention_config(n), l.attn, span, ts.x.data(), ts.layer, s.cache,
-                    track * hp.n_layer + n, w, lora ? &lora->attn : nullptr);
-    if (is_moe(n)) {
-      moe_block(l.moe, hp.n_embd, hp.rms_eps, span, ts.x.data(), ts.layer, ts.moe, w,
-                lora ? &lora->ffn : nullptr);
-    } else {
-      ffn_block(l.ffn, hp.n_embd, hp.n_ff, hp.rms_eps, span, ts.x.data(), ts.layer, w,
-                lora ? &lora->ffn : nullptr);
+    const int64_t index = track * hp.n_layer + n;
+    const Layer& l = layers_[index];
+    bool adapted = false;
+    for (size_t i = 0; i < seqs.size(); ++i) {
+      State& s = static_cast<State&>(*items[i].state);
+      const LayerLora* lora = s.lora.empty() ? nullptr : &s.lora[index];
+      seqs[i].attn_lora = lora ? &lora->attn : nullptr;
+      seqs[i].ffn_lora = lora ? &lora->ffn : nullptr;
+      seqs[i].lora_scratch = &s.own.tracks[track]->layer.lora;
+      adapted = adapted || lora != nullptr;
+    }
+    attention_block(attention_config(n), l.attn, seqs, a.rows, ts.x.data(), ts.layer, index, w);
+    if (!is_moe(n)) {
+      ffn_block(l.ffn, hp.n_embd, hp.n_ff, hp.rms_eps, seqs, a.rows, ts.x.data(), ts.layer, w);
+    } else if (!adapted) {  // routing is per token: the whole batch at once
+      moe_block(l.moe, hp.n_embd, hp.rms_eps, {a.rows, 0}, ts.x.data(), ts.layer, ts.moe, w);
+    } else {  // each sequence with its own adapter's experts
+      for (const SequenceRows& r : seqs) {
+        moe_block(l.moe, hp.n_embd, hp.rms_eps, {r.tokens, r.pos0}, ts.x.data() + r.row0 * hp.n_embd,
+                  ts.layer, ts.moe, w, r.ffn_lora, r.lora_scratch);
+      }
     }
   }
 }
 
-void PtMoeDecoder::run_block(State& s, int64_t block, TokenSpan span, Workers& pool) const {
+void PtMoeDecoder::run_block(std::span<const BatchItem> items, Buffers& a, int64_t block,
+                             bool sequential, Workers& pool) const {
   const int64_t n_tracks = pt_.tracks;
-  if (s.sequential_tracks || n_tracks == 1 || pool.size() < n_tracks) {
-    for (int64_t t = 0; t < n_tracks; ++t) run_track_block(s, t, block, span, pool);
+  if (sequential || n_tracks == 1 || pool.size() < n_tracks) {
+    for (int64_t t = 0; t < n_tracks; ++t) run_track_block(items, a, t, block, pool);
   } else {
     std::vector<std::unique_ptr<TeamBarrier>> barriers;
     for (int64_t t = 0; t < n_tracks; ++t) {
@@ -252,17 +285,17 @@ void PtMoeDecoder::run_block(State& s, int64_t block, TokenSpan span, Workers& p
     pool.run([&](int thread, int count) {
       const TeamSeat seat = team_seat(thread, count, n_tracks);
       ThreadTeam team(*barriers[seat.team], seat.member);
-      run_track_block(s, seat.team, block, span, team);
+      run_track_block(items, a, seat.team, block, team);
     });
   }
   // Merge: the mean of the tracks' outputs.
-  const int64_t n_values = span.tokens * hparams().n_embd;
+  const int64_t n_values = a.rows * hparams().n_embd;
   const float inv = 1.0f / static_cast<float>(n_tracks);
   parallel_for(pool, n_values, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       float sum = 0;
-      for (int64_t t = 0; t < n_tracks; ++t) sum += s.tracks[t]->x[i];
-      s.x[i] = sum * inv;
+      for (int64_t t = 0; t < n_tracks; ++t) sum += a.tracks[t]->x[i];
+      a.x[i] = sum * inv;
     }
   }, 8192);
 }
@@ -270,20 +303,81 @@ void PtMoeDecoder::run_block(State& s, int64_t block, TokenSpan span, Workers& p
 void PtMoeDecoder::forward(SequenceState& state, std::span<const int32_t> tokens, LogitRows rows,
                            float* logits, Workers& pool) const {
   State& s = static_cast<State&>(state);
-  const HParams& hp = hparams();
   const int64_t n = static_cast<int64_t>(tokens.size());
-  AFM_CHECK(n > 0 && n <= s.n_batch && s.n_past() + n <= s.n_ctx());
-  const TokenSpan span{n, s.n_past()};
-  ops::embed_tokens(token_embd_, tokens, s.x.data());
-  for (int64_t b = 0; b < hp.n_layer / pt_.block_depth; ++b) run_block(s, b, span, pool);
-  s.advance(n);
-  if (rows == LogitRows::kNone) return;
-  const int64_t n_out = rows == LogitRows::kLast ? 1 : n;
-  LayerScratch& scratch = s.tracks[0]->layer;
-  rms_norm_rows(s.x.data() + (n - n_out) * hp.n_embd, output_norm_, hp.rms_eps, n_out, hp.n_embd,
-                scratch.h.data(), pool);
+  AFM_CHECK(n > 0 && n <= s.n_batch() && s.n_past() + n <= s.n_ctx());
+  const BatchItem one{&s, tokens, rows, logits};
+  run({&one, 1}, s.own, pool);
+}
+
+std::unique_ptr<BatchWorkspace> PtMoeDecoder::new_batch_workspace(const BatchOptions& o) const {
+  AFM_CHECK(o.max_tokens > 0 && o.n_ctx > 0 && o.n_threads > 0);
+  return std::make_unique<Workspace>(*this, o);
+}
+
+void PtMoeDecoder::forward_batch(std::span<const BatchItem> items, BatchWorkspace& workspace,
+                                 Workers& pool) const {
+  auto* ws = dynamic_cast<Workspace*>(&workspace);
+  if (ws == nullptr) {
+    throw_error(ErrorCode::kInvalidArgument, "the batch workspace was made by another model kind");
+  }
+  check_batch(items, ws->options());
+  run(items, ws->buffers, pool);
+}
+
+void PtMoeDecoder::run(std::span<const BatchItem> items, Buffers& a, Workers& pool) const {
+  const HParams& hp = hparams();
+  a.tokens.clear();
+  a.seqs.clear();
+  a.rows = 0;
+  bool sequential = false;
+  for (const BatchItem& b : items) {
+    State& s = static_cast<State&>(*b.state);
+    const int64_t n = static_cast<int64_t>(b.tokens.size());
+    a.tokens.insert(a.tokens.end(), b.tokens.begin(), b.tokens.end());
+    a.seqs.push_back({a.rows, n, s.n_past(), &s.cache});
+    for (auto& track : a.tracks) {
+      for (int64_t t = 0; t < n; ++t) {
+        track->layer.positions[a.rows + t] = static_cast<int32_t>(s.n_past() + t);
+      }
+    }
+    a.rows += n;
+    sequential = sequential || s.sequential_tracks;
+  }
+  ops::embed_tokens(token_embd_, a.tokens, a.x.data());
+  for (int64_t b = 0; b < hp.n_layer / pt_.block_depth; ++b) run_block(items, a, b, sequential, pool);
+  for (const BatchItem& b : items) {
+    static_cast<State&>(*b.state).advance(static_cast<int64_t>(b.tokens.size()));
+  }
+  write_logits(items, a, pool);
+}
+
+void PtMoeDecoder::write_logits(std::span<const BatchItem> items, Buffers& a,
+                                Workers& pool) const {
+  const HParams& hp = hparams();
+  LayerScratch& scratch = a.tracks[0]->layer;
+  std::vector<int64_t> out_row(items.size(), -1);
+  int64_t n_out = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].rows == LogitRows::kNone) continue;
+    const SequenceRows& r = a.seqs[i];
+    const int64_t n = items[i].rows == LogitRows::kLast ? 1 : r.tokens;
+    rms_norm_rows(a.x.data() + (r.row0 + r.tokens - n) * hp.n_embd, output_norm_, hp.rms_eps, n,
+                  hp.n_embd, scratch.h.data() + n_out * hp.n_embd, pool);
+    out_row[i] = n_out;
+    n_out += n;
+  }
+  if (n_out == 0) return;
+  const bool direct = items.size() == 1;
+  if (!direct) a.logits.resize(static_cast<size_t>(n_out * hp.n_vocab));
+  float* all = direct ? items[0].logits : a.logits.data();
   ops::Activations final_hidden(scratch.h.data(), n_out, hp.n_embd, scratch.act);
-  ops::matmul(final_hidden, token_embd_, logits, pool);
+  ops::matmul(final_hidden, token_embd_, all, pool);
+  if (direct) return;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (out_row[i] < 0) continue;
+    const int64_t n = items[i].rows == LogitRows::kLast ? 1 : a.seqs[i].tokens;
+    std::copy_n(all + out_row[i] * hp.n_vocab, n * hp.n_vocab, items[i].logits);
+  }
 }
 
 ModelLayout PtMoeDecoder::layout() const {

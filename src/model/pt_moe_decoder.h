@@ -29,6 +29,9 @@ class PtMoeDecoder : public Model {
   std::unique_ptr<SequenceState> new_state(const StateOptions& options) const override;
   void forward(SequenceState& state, std::span<const int32_t> tokens, LogitRows rows,
                float* logits, Workers& pool) const override;
+  std::unique_ptr<BatchWorkspace> new_batch_workspace(const BatchOptions& options) const override;
+  void forward_batch(std::span<const BatchItem> items, BatchWorkspace& workspace,
+                     Workers& pool) const override;
   std::string describe() const override;
   ModelLayout layout() const override;
 
@@ -48,12 +51,19 @@ class PtMoeDecoder : public Model {
   };
   class State;
   class TrackState;
+  struct Buffers;
+  class Workspace;
 
   Layer load_layer(const class WeightLoader& w, int64_t track, int64_t layer) const;
   AttentionConfig attention_config(int64_t layer) const;
   void attach_lora(State& s, const LoraAdapter& adapter, float scale, int threads) const;
-  void run_track_block(State& s, int64_t track, int64_t block, TokenSpan span, Workers& w) const;
-  void run_block(State& s, int64_t block, TokenSpan span, Workers& pool) const;
+  // The forward pass of `items` on buffers `a` (a single state's own, or a batch workspace's).
+  void run(std::span<const BatchItem> items, Buffers& a, Workers& pool) const;
+  void run_track_block(std::span<const BatchItem> items, Buffers& a, int64_t track,
+                       int64_t block, Workers& w) const;
+  void run_block(std::span<const BatchItem> items, Buffers& a, int64_t block, bool sequential,
+                 Workers& pool) const;
+  void write_logits(std::span<const BatchItem> items, Buffers& a, Workers& pool) const;
 
   PtMoeParams pt_;
   ops::Rope rope_;

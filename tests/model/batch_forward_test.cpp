@@ -1,0 +1,208 @@
+// Model::forward_batch on every registered architecture: several sequences of different
+// lengths in one pass (prefill chunks, decode tokens, every LogitRows kind, sequences joining
+// and leaving, with and without an adapter) give the logits each sequence gets from
+// forward() alone, at 1 and 2 threads; malformed batches are typed errors.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "adapter_merge.h"
+#include "base/error.h"
+#include "base/thread_pool.h"
+#include "model/registry.h"
+#include "model/tiny_models.h"
+
+namespace afm::model {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string temp(const std::string& name) {
+  return (fs::temp_directory_path() / ("afm_batch_" + std::to_string(getpid()) + "_" + name))
+      .string();
+}
+
+// One step of one sequence: tokens and the logits rows wanted.
+struct Step {
+  std::vector<int32_t> tokens;
+  LogitRows rows;
+};
+
+int64_t logit_rows(const Step& s) {
+  return s.rows == LogitRows::kNone ? 0 : s.rows == LogitRows::kLast ? 1 : s.tokens.size();
+}
+
+// A script: steps[k][i] is sequence i's step k (no tokens: the sequence sits this step out).
+using Script = std::vector<std::vector<Step>>;
+
+Script make_script(int64_t n_vocab) {
+  auto toks = [&](int n, int salt) {
+    std::vector<int32_t> t;
+    for (int i = 0; i < n; ++i) t.push_back((i * 37 + salt * 101 + 11) % n_vocab);
+    return t;
+  };
+  const LogitRows kAll = LogitRows::kAll, kLast = LogitRows::kLast, kNone = LogitRows::kNone;
+  return {
+      // prefill of different lengths and logit kinds; sequence 3 joins later
+      {{toks(5, 1), kAll}, {toks(13, 2), kLast}, {toks(7, 3), kNone}, {{}, kLast}},
+      {{toks(1, 4), kLast}, {toks(1, 5), kLast}, {toks(3, 6), kLast}, {toks(9, 7), kAll}},
+      // decode steps; sequence 0 leaves, then returns with a chunk
+      {{{}, kLast}, {toks(1, 8), kLast}, {toks(1, 9), kLast}, {toks(1, 10), kLast}},
+      {{toks(4, 11), kLast}, {toks(1, 12), kAll}, {toks(1, 13), kLast}, {toks(1, 14), kLast}},
+      {{toks(1, 15), kLast}, {toks(2, 16), kAll}, {toks(1, 17), kNone}, {toks(1, 18), kLast}},
+  };
+}
+
+class BatchForward : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    path = temp(GetParam() + ".gguf");
+    testing::write_tiny_model(GetParam(), path);
+    model = load_model(path);
+  }
+  void TearDown() override {
+    fs::remove(path);
+    if (!adapter_path.empty()) fs::remove(adapter_path);
+  }
+
+  std::shared_ptr<const LoraAdapter> make_adapter() {
+    adapter_path = temp(GetParam() + "-lora.gguf");
+    cli::RandomAdapterOptions o;
+    o.rank = 4;
+    o.alpha = 8;
+    o.std_b = 0.1f;
+    cli::write_random_adapter(model->file(), o, adapter_path);
+    return LoraAdapter::load(adapter_path, model->file());
+  }
+
+  std::unique_ptr<SequenceState> state(int threads, std::shared_ptr<const LoraAdapter> a) const {
+    StateOptions o;
+    o.n_ctx = 64;
+    o.n_batch = 16;
+    o.n_threads = threads;
+    o.kv_type = ops::KvType::kF32;
+    o.adapter = std::move(a);
+    return model->new_state(o);
+  }
+
+  // The script run one sequence at a time with forward(): logits[k][i].
+  std::vector<std::vector<std::vector<float>>> alone(
+      const Script& script, int threads,
+      const std::vector<std::shared_ptr<const LoraAdapter>>& adapters) const {
+    const int64_t n_vocab = model->hparams().n_vocab;
+    ThreadPool pool(threads);
+    std::vector<std::unique_ptr<SequenceState>> states;
+    for (const auto& a : adapters) states.push_back(state(threads, a));
+    std::vector<std::vector<std::vector<float>>> out(script.size());
+    for (size_t k = 0; k < script.size(); ++k) {
+      for (size_t i = 0; i < states.size(); ++i) {
+        const Step& s = script[k][i];
+        out[k].emplace_back(logit_rows(s) * n_vocab);
+        if (!s.tokens.empty()) model->forward(*states[i], s.tokens, s.rows, out[k][i].data(), pool);
+      }
+    }
+    return out;
+  }
+
+  // The script with every step's sequences in one forward_batch.
+  std::vector<std::vector<std::vector<float>>> batched(
+      const Script& script, int threads,
+      const std::vector<std::shared_ptr<const LoraAdapter>>& adapters) const {
+    const int64_t n_vocab = model->hparams().n_vocab;
+    ThreadPool pool(threads);
+    std::vector<std::unique_ptr<SequenceState>> states;
+    for (const auto& a : adapters) states.push_back(state(threads, a));
+    auto ws = model->new_batch_workspace({64, 64, threads});
+    std::vector<std::vector<std::vector<float>>> out(script.size());
+    for (size_t k = 0; k < script.size(); ++k) {
+      std::vector<BatchItem> items;
+      for (size_t i = 0; i < states.size(); ++i) out[k].emplace_back(logit_rows(script[k][i]) * n_vocab);
+      for (size_t i = 0; i < states.size(); ++i) {
+        const Step& s = script[k][i];
+        if (!s.tokens.empty()) items.push_back({states[i].get(), s.tokens, s.rows, out[k][i].data()});
+      }
+      model->forward_batch(items, *ws, pool);
+    }
+    return out;
+  }
+
+  void expect_same(const std::vector<std::vector<std::vector<float>>>& want,
+                   const std::vector<std::vector<std::vector<float>>>& got) const {
+    for (size_t k = 0; k < want.size(); ++k) {
+      for (size_t i = 0; i < want[k].size(); ++i) {
+        ASSERT_EQ(want[k][i].size(), got[k][i].size());
+        float scale = 1.0f;
+        for (float v : want[k][i]) scale = std::max(scale, std::fabs(v));
+        for (size_t v = 0; v < want[k][i].size(); ++v) {
+          ASSERT_NEAR(got[k][i][v], want[k][i][v], 1e-4f * scale)
+              << "step " << k << ", sequence " << i << ", value " << v;
+        }
+      }
+    }
+  }
+
+  std::string path, adapter_path;
+  std::shared_ptr<const Model> model;
+};
+
+TEST_P(BatchForward, EqualsEachSequenceAlone) {
+  const Script script = make_script(model->hparams().n_vocab);
+  const std::vector<std::shared_ptr<const LoraAdapter>> none(4);
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    expect_same(alone(script, threads, none), batched(script, threads, none));
+  }
+}
+
+TEST_P(BatchForward, SequencesOnAndOffAnAdapterShareABatch) {
+  const Script script = make_script(model->hparams().n_vocab);
+  const auto a = make_adapter();
+  const std::vector<std::shared_ptr<const LoraAdapter>> mixed{a, nullptr, a, nullptr};
+  const auto want = alone(script, 2, mixed);
+  const auto plain = alone(script, 2, std::vector<std::shared_ptr<const LoraAdapter>>(4));
+  float moved = 0;  // the adapter must matter, or this test shows nothing
+  for (size_t v = 0; v < want[1][0].size(); ++v) {
+    moved = std::max(moved, std::fabs(want[1][0][v] - plain[1][0][v]));
+  }
+  EXPECT_GT(moved, 1e-3f);
+  expect_same(want, batched(script, 2, mixed));
+}
+
+TEST_P(BatchForward, MalformedBatchesAreTypedErrors) {
+  ThreadPool pool(1);
+  auto s1 = state(1, nullptr), s2 = state(1, nullptr);
+  auto ws = model->new_batch_workspace({8, 64, 1});
+  std::vector<float> logits(model->hparams().n_vocab);
+  const std::vector<int32_t> one{1}, many(9, 1), none;
+  auto expect_error = [&](std::vector<BatchItem> items, const std::string& words) {
+    try {
+      model->forward_batch(items, *ws, pool);
+      ADD_FAILURE() << "accepted: " << words;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  expect_error({}, "at least one item");
+  expect_error({{s1.get(), none, LogitRows::kLast, logits.data()}}, "no tokens");
+  expect_error({{s1.get(), one, LogitRows::kLast, logits.data()},
+                {s1.get(), one, LogitRows::kLast, logits.data()}},
+               "the same sequence as item 0");
+  expect_error({{s1.get(), many, LogitRows::kNone, nullptr}}, "the workspace holds 8");
+  expect_error({{s2.get(), one, LogitRows::kLast, nullptr}}, "no logits buffer");
+  EXPECT_EQ(s1->n_past(), 0);  // nothing ran
+  EXPECT_EQ(s2->n_past(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllRegistered, BatchForward, ::testing::ValuesIn(registered_archs()),
+                         [](const auto& info) {
+                           std::string s = info.param;
+                           for (char& c : s) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           return s;
+                         });
+
+}  // namespace
+}  // namespace afm::model
