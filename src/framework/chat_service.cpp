@@ -51,8 +51,18 @@ class ChatService::Slots {
   Slots(const LoadedModel& model, const ChatServiceOptions& o) : weights_(model.weights()) {
     const int n_slots = std::max(1, o.n_slots);
     options_.n_ctx = o.n_ctx;
-    // Slots run at once: sharing the cores keeps their thread pools from oversubscribing them.
-    options_.n_threads = o.n_threads > 0 ? o.n_threads : std::max(1, physical_cores() / n_slots);
+    if (o.batching) {
+      // One pool for every slot: the running requests' tokens share each forward pass.
+      model::BatchEngineOptions b;
+      b.n_threads = o.n_threads > 0 ? o.n_threads : physical_cores();
+      b.n_ctx = model::default_n_ctx(weights_->hparams(), o.n_ctx);
+      b.step_tokens = o.step_tokens;
+      engine_ = std::make_shared<model::BatchEngine>(weights_, b);
+      options_.engine = engine_;
+    } else {
+      // Slots run at once: sharing the cores keeps their pools from oversubscribing them.
+      options_.n_threads = o.n_threads > 0 ? o.n_threads : std::max(1, physical_cores() / n_slots);
+    }
     default_adapter_ = {o.adapter, o.adapter_scale};
     for (int i = 0; i < n_slots; ++i) {
       sequences_.push_back(make_sequence(default_adapter_));
@@ -90,6 +100,7 @@ class ChatService::Slots {
       if (score > best_score) best = i, best_score = score;
     }
     busy_[best] = true;
+    if (engine_) engine_->join();
     cv_.notify_all();
     lock.unlock();
     // Outside the lock: a new KV cache is allocated, and the slot is ours alone.
@@ -102,10 +113,18 @@ class ChatService::Slots {
     for (size_t i = 0; i < sequences_.size(); ++i) {
       if (sequences_[i].get() == s) busy_[i] = false;
     }
+    if (engine_) engine_->leave();
     cv_.notify_all();
   }
 
   int64_t n_ctx() const { return n_ctx_; }  // cached: a slot may be rebuilt concurrently
+  model::BatchEngineStats batch_stats() const {
+    return engine_ ? engine_->stats() : model::BatchEngineStats{};
+  }
+  int64_t queued() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return static_cast<int64_t>(waiting_.size());
+  }
 
  private:
   size_t free_count() const { return static_cast<size_t>(std::count(busy_.begin(), busy_.end(), false)); }
@@ -121,10 +140,11 @@ class ChatService::Slots {
   }
 
   std::shared_ptr<const model::Model> weights_;
+  std::shared_ptr<model::BatchEngine> engine_;  // null without batching
   model::ContextOptions options_;
   ChatAdapter default_adapter_;
   int64_t n_ctx_ = 0;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::vector<std::unique_ptr<Sequence>> sequences_;
   std::vector<bool> busy_;
@@ -156,6 +176,15 @@ ChatCacheStats ChatService::cache_stats() const {
 }
 
 int64_t ChatService::n_ctx() const { return slots_->n_ctx(); }
+
+model::BatchEngineStats ChatService::batch_stats() const { return slots_->batch_stats(); }
+
+int64_t ChatService::queued_requests() const { return slots_->queued(); }
+
+ChatUsageStats ChatService::usage_stats() const {
+  return {requests_.load(), prompt_tokens_.load(), cached_prompt_tokens_.load(),
+          completion_tokens_.load()};
+}
 
 ChatResult ChatService::complete(const ChatRequest& request,
                                  const std::function<bool(const ChatDelta&)>& on_delta,
@@ -232,6 +261,10 @@ ChatResult ChatService::complete(const ChatRequest& request,
   out.finish_reason = r.finish_reason;
   out.completion_tokens =
       static_cast<int64_t>(r.tokens.size()) + (r.finish_reason == "stop" ? 1 : 0);
+  ++requests_;
+  prompt_tokens_ += static_cast<uint64_t>(out.prompt_tokens);
+  cached_prompt_tokens_ += static_cast<uint64_t>(out.cached_prompt_tokens);
+  completion_tokens_ += static_cast<uint64_t>(out.completion_tokens);
   return out;
 }
 

@@ -30,6 +30,7 @@
 #include "framework/loaded_model.h"
 #include "framework/tool_grammar.h"  // ChatToolSpec
 #include "guided/json_schema_compiler.h"
+#include "model/batch_engine.h"
 #include "sample/logprobs.h"
 #include "sample/sampler.h"
 
@@ -100,7 +101,12 @@ struct ChatResult {
 struct ChatServiceOptions {
   int n_slots = 1;        // concurrent sequences (each holds a KV cache of n_ctx)
   int64_t n_ctx = 0;      // 0: the model's training context, at most 4096
-  int n_threads = 0;      // per running request; 0: the physical cores / n_slots (at least 1)
+  // Continuous batching (model/batch_engine.h): the running requests' tokens share forward
+  // passes on one pool of n_threads (0: the physical cores). Off: each slot runs its own
+  // passes on n_threads of its own (0: the physical cores / n_slots, at least 1).
+  bool batching = true;
+  int64_t step_tokens = 256;  // batching: tokens per shared step (prefill is split to fit)
+  int n_threads = 0;
   // A LoRA adapter every slot runs with (null: the base model); one adapter per service, so
   // a slot's cached prefix never mixes adapters.
   std::shared_ptr<const model::LoraAdapter> adapter;
@@ -122,6 +128,14 @@ struct ChatCacheStats {
   size_t loop_index_bytes = 0;
 };
 
+// Totals over the requests answered so far (for a server's metrics).
+struct ChatUsageStats {
+  uint64_t requests = 0;
+  uint64_t prompt_tokens = 0;
+  uint64_t cached_prompt_tokens = 0;  // of prompt_tokens, reused from a slot's KV cache
+  uint64_t completion_tokens = 0;
+};
+
 class ChatService {
  public:
   ChatService(std::shared_ptr<const LoadedModel> model, const ChatServiceOptions& options);
@@ -138,6 +152,10 @@ class ChatService {
   const LoadedModel& model() const { return *model_; }
   int64_t n_ctx() const;
   ChatCacheStats cache_stats() const;
+  // The batch engine's counters (all zero without batching), and requests waiting for a slot.
+  model::BatchEngineStats batch_stats() const;
+  int64_t queued_requests() const;
+  ChatUsageStats usage_stats() const;
 
  private:
   class Slots;
@@ -145,6 +163,8 @@ class ChatService {
   std::unique_ptr<Slots> slots_;
   std::unique_ptr<guided::CompiledGrammarCache> grammars_;
   std::atomic<uint64_t> call_counter_{0};
+  std::atomic<uint64_t> requests_{0}, prompt_tokens_{0}, cached_prompt_tokens_{0},
+      completion_tokens_{0};
 };
 
 }  // namespace afm

@@ -12,20 +12,20 @@ int64_t default_n_ctx(const HParams& hp, int64_t requested) {
   return requested > 0 ? requested : std::min<int64_t>(hp.n_ctx_train, 4096);
 }
 
-namespace {
-
-}  // namespace
-
 Context::Context(std::shared_ptr<const Model> model, const ContextOptions& options)
     : model_(std::move(model)),
-      pool_(options.n_threads > 0 ? options.n_threads : physical_cores()),
+      engine_(options.engine),
+      pool_(engine_ ? 1 : options.n_threads > 0 ? options.n_threads : physical_cores()),
       n_batch_(options.n_batch) {
+  if (engine_ && &engine_->model() != model_.get()) {
+    throw_error(ErrorCode::kInvalidArgument, "the batch engine runs another model");
+  }
   if (options.n_batch <= 0) throw_error(ErrorCode::kInvalidArgument, "batch size must be > 0");
   StateOptions so;
   so.n_ctx = default_n_ctx(model_->hparams(), options.n_ctx);
   so.n_batch = std::min(n_batch_, so.n_ctx);
   so.kv_type = options.kv_type;
-  so.n_threads = pool_.size();
+  so.n_threads = n_threads();  // sizes per-thread scratch for whoever runs the passes
   so.full_prefill = options.full_prefill;
   so.sequential_tracks = options.sequential_tracks;
   if (!std::isfinite(options.adapter_scale)) {
@@ -53,8 +53,8 @@ std::span<const float> Context::eval(std::span<const int32_t> tokens) {
   for (size_t i = 0; i < tokens.size(); i += n_batch_) {
     const size_t n = std::min<size_t>(n_batch_, tokens.size() - i);
     const bool last_chunk = i + n == tokens.size();
-    model_->forward(*state_, tokens.subspan(i, n), last_chunk ? LogitRows::kLast : LogitRows::kNone,
-                    logits_.data(), pool_);
+    forward(tokens.subspan(i, n), last_chunk ? LogitRows::kLast : LogitRows::kNone,
+            logits_.data());
   }
   return logits_;
 }
@@ -65,10 +65,17 @@ std::vector<float> Context::eval_all(std::span<const int32_t> tokens) {
   std::vector<float> all(tokens.size() * n_vocab);
   for (size_t i = 0; i < tokens.size(); i += n_batch_) {
     const size_t n = std::min<size_t>(n_batch_, tokens.size() - i);
-    model_->forward(*state_, tokens.subspan(i, n), LogitRows::kAll, all.data() + i * n_vocab,
-                    pool_);
+    forward(tokens.subspan(i, n), LogitRows::kAll, all.data() + i * n_vocab);
   }
   return all;
+}
+
+void Context::forward(std::span<const int32_t> tokens, LogitRows rows, float* logits) {
+  if (engine_) {
+    engine_->forward(*state_, tokens, rows, logits);
+  } else {
+    model_->forward(*state_, tokens, rows, logits, pool_);
+  }
 }
 
 }  // namespace afm::model

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/thread_pool.h"
+#include "model/batch_engine.h"
 #include "model/model.h"
 
 namespace afm::model {
@@ -24,6 +25,10 @@ struct ContextOptions {
   bool sequential_tracks = false;  // see StateOptions (benchmarks)
   std::shared_ptr<const LoraAdapter> adapter;  // see StateOptions; null: the base model
   float adapter_scale = 1.0f;                  // must be finite
+  // When set, forward passes run inside this engine's shared batched steps (continuous
+  // batching, model/batch_engine.h) on its threads; n_threads is then ignored. The engine
+  // must run the same model.
+  std::shared_ptr<BatchEngine> engine;
 };
 
 // The context a Context gets for `requested` tokens (0: the training context, at most 4096).
@@ -37,7 +42,7 @@ class Context {
   const Model& model() const { return *model_; }
   int64_t n_past() const { return state_->n_past(); }
   int64_t n_ctx() const { return state_->n_ctx(); }
-  int n_threads() const { return pool_.size(); }
+  int n_threads() const { return engine_ ? engine_->n_threads() : pool_.size(); }
   const SequenceState& state() const { return *state_; }
 
   // Appends tokens and returns the logits after the last one (n_vocab floats, valid until the
@@ -50,8 +55,10 @@ class Context {
 
  private:
   void check_fits(size_t n_tokens) const;
+  void forward(std::span<const int32_t> tokens, LogitRows rows, float* logits);
 
   std::shared_ptr<const Model> model_;
+  std::shared_ptr<BatchEngine> engine_;
   ThreadPool pool_;
   int64_t n_batch_;
   std::unique_ptr<SequenceState> state_;

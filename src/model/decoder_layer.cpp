@@ -97,6 +97,7 @@ void attention_block(const AttentionConfig& c, const AttentionWeights& w,
   const int64_t kv_dim = c.n_head_kv * c.head_dim, q_dim = c.n_head * c.head_dim;
   rms_norm_rows(x, w.norm, c.rms_eps, n, c.n_embd, s.h.data(), pool);
   ops::Activations in(s.h.data(), n, c.n_embd, s.act);
+  in.set_per_token_rows(s.per_token_rows);
   if (w.has_kv()) {
     ops::matmul_group(in, {{&w.wq, s.q.data()}, {&w.wk, s.k.data()}, {&w.wv, s.v.data()}}, pool);
   } else {
@@ -140,6 +141,7 @@ void attention_block(const AttentionConfig& c, const AttentionWeights& w,
                    shape, scale, s.attn.data() + r.row0 * q_dim, s.scores, pool);
   }
   ops::Activations attn(s.attn.data(), n, q_dim, s.act);
+  attn.set_per_token_rows(s.per_token_rows);
   ops::matmul(attn, w.wo, s.h.data(), pool);
   for (const SequenceRows& r : seqs) {
     if (!r.attn_lora) continue;
@@ -154,6 +156,7 @@ void ffn_block(const FfnWeights& w, int64_t n_embd, int64_t n_ff, float eps,
                Workers& pool) {
   rms_norm_rows(x, w.norm, eps, n, n_embd, s.h.data(), pool);
   ops::Activations in(s.h.data(), n, n_embd, s.act);
+  in.set_per_token_rows(s.per_token_rows);
   ops::matmul_group(in, {{&w.gate, s.gate.data()}, {&w.up, s.up.data()}}, pool);
   for (const SequenceRows& r : seqs) {
     if (!r.ffn_lora) continue;
@@ -164,6 +167,7 @@ void ffn_block(const FfnWeights& w, int64_t n_embd, int64_t n_ff, float eps,
   }
   ops::swiglu_inplace(s.gate.data(), s.up.data(), n * n_ff, pool);
   ops::Activations act(s.gate.data(), n, n_ff, s.act);
+  act.set_per_token_rows(s.per_token_rows);
   ops::matmul(act, w.down, s.h.data(), pool);
   for (const SequenceRows& r : seqs) {
     if (!r.ffn_lora) continue;

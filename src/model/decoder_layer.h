@@ -68,6 +68,10 @@ struct LayerScratch {
                int n_threads);
   std::vector<float> h, q, k, v, attn, gate, up, scores;
   std::vector<int32_t> positions;
+  // Leading rows whose products must equal a one-sequence pass exactly (ops::Activations::
+  // set_per_token_rows): the rows of batched sequences that alone would have had fewer than
+  // cpu::kPerTokenPathBelow tokens. 0 outside batches.
+  int64_t per_token_rows = 0;
   ops::ActivationScratch act;
   LoraScratch lora;  // sized only when the sequence has an adapter
 };

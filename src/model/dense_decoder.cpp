@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backend/cpu/gemm.h"
 #include "base/error.h"
 #include "model/kv_cache.h"
 #include "model/weights.h"
@@ -218,15 +219,24 @@ void DenseDecoder::run(std::span<const BatchItem> items, Buffers& a, Workers& po
   a.item_of.clear();
   int64_t rows = 0;
   bool full_prefill = true;
-  for (size_t i = 0; i < items.size(); ++i) {
-    State& s = static_cast<State&>(*items[i].state);
-    const int64_t n = static_cast<int64_t>(items[i].tokens.size());
-    a.tokens.insert(a.tokens.end(), items[i].tokens.begin(), items[i].tokens.end());
-    a.seqs.push_back({rows, n, s.n_past(), &s.cache, nullptr, nullptr, &s.own.layer.lora});
-    a.item_of.push_back(i);
-    for (int64_t t = 0; t < n; ++t) a.layer.positions[rows + t] = static_cast<int32_t>(s.n_past() + t);
-    rows += n;
-    full_prefill = full_prefill && s.full_prefill;
+  // Short items (fewer than cpu::kPerTokenPathBelow tokens: decode steps) first, so that their
+  // products can take the per-token path they take alone.
+  a.layer.per_token_rows = 0;
+  for (const bool short_items : {true, false}) {
+    for (size_t i = 0; i < items.size(); ++i) {
+      State& s = static_cast<State&>(*items[i].state);
+      const int64_t n = static_cast<int64_t>(items[i].tokens.size());
+      if ((n < cpu::kPerTokenPathBelow) != short_items) continue;
+      a.tokens.insert(a.tokens.end(), items[i].tokens.begin(), items[i].tokens.end());
+      a.seqs.push_back({rows, n, s.n_past(), &s.cache, nullptr, nullptr, &s.own.layer.lora});
+      a.item_of.push_back(i);
+      for (int64_t t = 0; t < n; ++t) {
+        a.layer.positions[rows + t] = static_cast<int32_t>(s.n_past() + t);
+      }
+      rows += n;
+      if (short_items) a.layer.per_token_rows = rows;
+      full_prefill = full_prefill && s.full_prefill;
+    }
   }
   ops::embed_tokens(token_embd_, a.tokens, a.x.data());
   for (int64_t i = 0; i < hp.n_layer; ++i) {
@@ -252,25 +262,34 @@ void DenseDecoder::run(std::span<const BatchItem> items, Buffers& a, Workers& po
 
 int64_t DenseDecoder::keep_logit_rows(std::span<const BatchItem> items, Buffers& a) const {
   const int64_t n_embd = hparams().n_embd;
+  // The kept rows are gathered into h (free between layers) with the short sequences first
+  // again, then copied back.
+  const std::vector<SequenceRows> old = a.seqs;
+  const std::vector<size_t> old_item = a.item_of;
+  std::vector<int32_t> positions(a.layer.positions.begin(), a.layer.positions.end());
+  a.seqs.clear();
+  a.item_of.clear();
   int64_t rows = 0;
-  size_t kept = 0;
-  for (size_t j = 0; j < a.seqs.size(); ++j) {
-    SequenceRows r = a.seqs[j];
-    const LogitRows want = items[a.item_of[j]].rows;
-    const int64_t keep = want == LogitRows::kNone ? 0 : want == LogitRows::kLast ? 1 : r.tokens;
-    if (keep == 0) continue;
-    const int64_t from = r.row0 + r.tokens - keep;  // >= rows: rows only move down
-    std::copy_n(a.x.data() + from * n_embd, keep * n_embd, a.x.data() + rows * n_embd);
-    std::copy_n(a.layer.positions.data() + from, keep, a.layer.positions.data() + rows);
-    r.pos0 += r.tokens - keep;
-    r.row0 = rows;
-    r.tokens = keep;
-    a.seqs[kept] = r;
-    a.item_of[kept++] = a.item_of[j];
-    rows += keep;
+  a.layer.per_token_rows = 0;
+  for (const bool short_items : {true, false}) {
+    for (size_t j = 0; j < old.size(); ++j) {
+      SequenceRows r = old[j];
+      const LogitRows want = items[old_item[j]].rows;
+      const int64_t keep = want == LogitRows::kNone ? 0 : want == LogitRows::kLast ? 1 : r.tokens;
+      if (keep == 0 || (keep < cpu::kPerTokenPathBelow) != short_items) continue;
+      const int64_t from = r.row0 + r.tokens - keep;
+      std::copy_n(a.x.data() + from * n_embd, keep * n_embd, a.layer.h.data() + rows * n_embd);
+      std::copy_n(positions.data() + from, keep, a.layer.positions.data() + rows);
+      r.pos0 += r.tokens - keep;
+      r.row0 = rows;
+      r.tokens = keep;
+      a.seqs.push_back(r);
+      a.item_of.push_back(old_item[j]);
+      rows += keep;
+      if (short_items) a.layer.per_token_rows = rows;
+    }
   }
-  a.seqs.resize(kept);
-  a.item_of.resize(kept);
+  std::copy_n(a.layer.h.data(), rows * n_embd, a.x.data());
   return rows;
 }
 
@@ -279,17 +298,21 @@ void DenseDecoder::write_logits(std::span<const BatchItem> items, int64_t rows, 
   const HParams& hp = hparams();
   // The wanted rows (the last, or all, of each item) gathered into h through the final norm.
   float* hidden = a.layer.h.data();
-  int64_t n_out = 0;
+  int64_t n_out = 0, per_token_out = 0;  // the head's rows, and the leading per-token ones
   std::vector<int64_t> out_row(a.seqs.size(), -1);
-  for (size_t j = 0; j < a.seqs.size() && rows > 0; ++j) {
-    const SequenceRows& r = a.seqs[j];
-    const LogitRows want = items[a.item_of[j]].rows;
-    if (want == LogitRows::kNone) continue;
-    const int64_t n = want == LogitRows::kLast ? 1 : r.tokens;
-    rms_norm_rows(a.x.data() + (r.row0 + r.tokens - n) * hp.n_embd, output_norm_, hp.rms_eps, n,
-                  hp.n_embd, hidden + n_out * hp.n_embd, pool);
-    out_row[j] = n_out;
-    n_out += n;
+  for (const bool short_outputs : {true, false}) {  // as the layers order their rows
+    for (size_t j = 0; j < a.seqs.size() && rows > 0; ++j) {
+      const SequenceRows& r = a.seqs[j];
+      const LogitRows want = items[a.item_of[j]].rows;
+      if (want == LogitRows::kNone) continue;
+      const int64_t n = want == LogitRows::kLast ? 1 : r.tokens;
+      if ((n < cpu::kPerTokenPathBelow) != short_outputs) continue;
+      rms_norm_rows(a.x.data() + (r.row0 + r.tokens - n) * hp.n_embd, output_norm_, hp.rms_eps,
+                    n, hp.n_embd, hidden + n_out * hp.n_embd, pool);
+      out_row[j] = n_out;
+      n_out += n;
+      if (short_outputs) per_token_out = n_out;
+    }
   }
   if (n_out == 0) return;
   // A single sequence's logits go straight to its buffer; a batch's are split afterwards.
@@ -297,6 +320,7 @@ void DenseDecoder::write_logits(std::span<const BatchItem> items, int64_t rows, 
   if (!direct) a.logits.resize(static_cast<size_t>(n_out * hp.n_vocab));
   float* all = direct ? items[a.item_of[0]].logits : a.logits.data();
   ops::Activations final_hidden(hidden, n_out, hp.n_embd, a.layer.act);
+  final_hidden.set_per_token_rows(per_token_out);
   ops::matmul(final_hidden, output_, all, pool);
   for (size_t j = 0; j < a.seqs.size(); ++j) {
     if (out_row[j] < 0) continue;

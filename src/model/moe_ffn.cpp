@@ -99,6 +99,7 @@ void moe_block(const MoeWeights& w, int64_t n_embd, float eps, TokenSpan span, f
   LoraScratch& ls = lora_scratch ? *lora_scratch : s.lora;
   rms_norm_rows(x, w.norm, eps, n, n_embd, s.h.data(), pool);
   ops::Activations in(s.h.data(), n, n_embd, s.act);
+  in.set_per_token_rows(s.per_token_rows);  // the experts' products are grouped, not per token
   ops::matmul(in, w.router, m.router_logits.data(), pool);
   if (lora) lora_add_group(s.h.data(), n, {{&lora->router, 0, m.router_logits.data()}}, ls, pool);
   pool.once([&] {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backend/cpu/gemm.h"
 #include "base/error.h"
 #include "base/thread_team.h"
 #include "model/kv_cache.h"
@@ -106,7 +107,9 @@ struct PtMoeDecoder::Buffers {
   std::vector<std::unique_ptr<TrackState>> tracks;
   std::vector<int32_t> tokens;     // the batch's tokens, item after item
   std::vector<SequenceRows> seqs;  // each item's rows (no adapter fields: set per track)
+  std::vector<size_t> item_of;     // seqs[j] belongs to items[item_of[j]]
   int64_t rows = 0;
+  int64_t per_token_rows = 0;      // leading rows of short items (LayerScratch::per_token_rows)
   std::vector<float> logits;  // a batch's logits before they go to each item
 };
 
@@ -250,7 +253,7 @@ void PtMoeDecoder::run_track_block(std::span<const BatchItem> items, Buffers& a,
     const Layer& l = layers_[index];
     bool adapted = false;
     for (size_t i = 0; i < seqs.size(); ++i) {
-      State& s = static_cast<State&>(*items[i].state);
+      State& s = static_cast<State&>(*items[a.item_of[i]].state);
       const LayerLora* lora = s.lora.empty() ? nullptr : &s.lora[index];
       seqs[i].attn_lora = lora ? &lora->attn : nullptr;
       seqs[i].ffn_lora = lora ? &lora->ffn : nullptr;
@@ -328,21 +331,31 @@ void PtMoeDecoder::run(std::span<const BatchItem> items, Buffers& a, Workers& po
   const HParams& hp = hparams();
   a.tokens.clear();
   a.seqs.clear();
+  a.item_of.clear();
   a.rows = 0;
+  a.per_token_rows = 0;
   bool sequential = false;
-  for (const BatchItem& b : items) {
-    State& s = static_cast<State&>(*b.state);
-    const int64_t n = static_cast<int64_t>(b.tokens.size());
-    a.tokens.insert(a.tokens.end(), b.tokens.begin(), b.tokens.end());
-    a.seqs.push_back({a.rows, n, s.n_past(), &s.cache});
-    for (auto& track : a.tracks) {
-      for (int64_t t = 0; t < n; ++t) {
-        track->layer.positions[a.rows + t] = static_cast<int32_t>(s.n_past() + t);
+  // Short items first (see DenseDecoder::run): their products take the per-token path.
+  for (const bool short_items : {true, false}) {
+    for (size_t i = 0; i < items.size(); ++i) {
+      const BatchItem& b = items[i];
+      State& s = static_cast<State&>(*b.state);
+      const int64_t n = static_cast<int64_t>(b.tokens.size());
+      if ((n < cpu::kPerTokenPathBelow) != short_items) continue;
+      a.tokens.insert(a.tokens.end(), b.tokens.begin(), b.tokens.end());
+      a.seqs.push_back({a.rows, n, s.n_past(), &s.cache});
+      a.item_of.push_back(i);
+      for (auto& track : a.tracks) {
+        for (int64_t t = 0; t < n; ++t) {
+          track->layer.positions[a.rows + t] = static_cast<int32_t>(s.n_past() + t);
+        }
       }
+      a.rows += n;
+      if (short_items) a.per_token_rows = a.rows;
+      sequential = sequential || s.sequential_tracks;
     }
-    a.rows += n;
-    sequential = sequential || s.sequential_tracks;
   }
+  for (auto& track : a.tracks) track->layer.per_token_rows = a.per_token_rows;
   ops::embed_tokens(token_embd_, a.tokens, a.x.data());
   for (int64_t b = 0; b < hp.n_layer / pt_.block_depth; ++b) run_block(items, a, b, sequential, pool);
   for (const BatchItem& b : items) {
@@ -355,28 +368,35 @@ void PtMoeDecoder::write_logits(std::span<const BatchItem> items, Buffers& a,
                                 Workers& pool) const {
   const HParams& hp = hparams();
   LayerScratch& scratch = a.tracks[0]->layer;
-  std::vector<int64_t> out_row(items.size(), -1);
-  int64_t n_out = 0;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (items[i].rows == LogitRows::kNone) continue;
-    const SequenceRows& r = a.seqs[i];
-    const int64_t n = items[i].rows == LogitRows::kLast ? 1 : r.tokens;
-    rms_norm_rows(a.x.data() + (r.row0 + r.tokens - n) * hp.n_embd, output_norm_, hp.rms_eps, n,
-                  hp.n_embd, scratch.h.data() + n_out * hp.n_embd, pool);
-    out_row[i] = n_out;
-    n_out += n;
+  std::vector<int64_t> out_row(a.seqs.size(), -1);
+  int64_t n_out = 0, per_token_out = 0;
+  for (const bool short_outputs : {true, false}) {
+    for (size_t j = 0; j < a.seqs.size(); ++j) {
+      const BatchItem& b = items[a.item_of[j]];
+      if (b.rows == LogitRows::kNone) continue;
+      const SequenceRows& r = a.seqs[j];
+      const int64_t n = b.rows == LogitRows::kLast ? 1 : r.tokens;
+      if ((n < cpu::kPerTokenPathBelow) != short_outputs) continue;
+      rms_norm_rows(a.x.data() + (r.row0 + r.tokens - n) * hp.n_embd, output_norm_, hp.rms_eps,
+                    n, hp.n_embd, scratch.h.data() + n_out * hp.n_embd, pool);
+      out_row[j] = n_out;
+      n_out += n;
+      if (short_outputs) per_token_out = n_out;
+    }
   }
   if (n_out == 0) return;
   const bool direct = items.size() == 1;
   if (!direct) a.logits.resize(static_cast<size_t>(n_out * hp.n_vocab));
   float* all = direct ? items[0].logits : a.logits.data();
   ops::Activations final_hidden(scratch.h.data(), n_out, hp.n_embd, scratch.act);
+  final_hidden.set_per_token_rows(per_token_out);
   ops::matmul(final_hidden, token_embd_, all, pool);
   if (direct) return;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (out_row[i] < 0) continue;
-    const int64_t n = items[i].rows == LogitRows::kLast ? 1 : a.seqs[i].tokens;
-    std::copy_n(all + out_row[i] * hp.n_vocab, n * hp.n_vocab, items[i].logits);
+  for (size_t j = 0; j < a.seqs.size(); ++j) {
+    if (out_row[j] < 0) continue;
+    const BatchItem& b = items[a.item_of[j]];
+    const int64_t n = b.rows == LogitRows::kLast ? 1 : a.seqs[j].tokens;
+    std::copy_n(all + out_row[j] * hp.n_vocab, n * hp.n_vocab, b.logits);
   }
 }
 

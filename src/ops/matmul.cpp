@@ -20,6 +20,15 @@ cpu::GemmKernel kernel_for(const cpu::GemmKernels& k, gguf::TensorType type) {
   }
 }
 
+// The kernel whose outputs for each token do not depend on the other tokens of the call.
+cpu::GemmKernel per_token_kernel_for(const cpu::GemmKernels& k, gguf::TensorType type) {
+  switch (type) {
+    case gguf::TensorType::kQ8_0: return k.q8_0_per_token;
+    case gguf::TensorType::kQ4_0: return k.q4_0_per_token;
+    default: return kernel_for(k, type);
+  }
+}
+
 bool is_quantized(gguf::TensorType type) {
   return type == gguf::TensorType::kQ8_0 || type == gguf::TensorType::kQ4_0;
 }
@@ -102,6 +111,7 @@ void matmul_group(Activations& x, std::initializer_list<MatmulOutput> outputs, W
   const cpu::ActBlock* q8 = need_q8 ? x.q8(pool) : nullptr;
   const float* x_f16 = need_f16 ? x.f16_rounded(pool) : nullptr;
   const int64_t n_tok = x.tokens(), k = x.k();
+  const int64_t per_token = std::clamp<int64_t>(x.per_token_rows(), 0, n_tok);
   // Threads split the concatenated rows of all outputs, so uneven matrices still balance.
   pool.run([&](int index, int count) {
     const Range mine = split_range(total_rows, index, count, 16);
@@ -117,11 +127,19 @@ void matmul_group(Activations& x, std::initializer_list<MatmulOutput> outputs, W
       const void* xp = quant ? static_cast<const void*>(q8) : static_cast<const void*>(xf);
       const size_t x_row_bytes = quant ? (k / 32) * sizeof(cpu::ActBlock) : k * sizeof(float);
       const cpu::GemmKernel kernel = kernel_for(kernels, w.type);
+      const cpu::GemmKernel per_token_kernel = per_token_kernel_for(kernels, w.type);
       const int64_t step = n_tok == 1 ? end - begin : rows_per_block(w.row_bytes);
       for (int64_t r = begin; r < end; r += step) {
         const int64_t n = std::min(step, end - r);
-        kernel(static_cast<const uint8_t*>(w.data) + r * w.row_bytes, w.row_bytes, n, xp,
-               x_row_bytes, n_tok, k, o.y + r, w.rows);
+        const auto* wr = static_cast<const uint8_t*>(w.data) + r * w.row_bytes;
+        // Both parts read the same weight block while it is in L2.
+        if (per_token > 0) {
+          per_token_kernel(wr, w.row_bytes, n, xp, x_row_bytes, per_token, k, o.y + r, w.rows);
+        }
+        if (per_token < n_tok) {
+          kernel(wr, w.row_bytes, n, static_cast<const uint8_t*>(xp) + per_token * x_row_bytes,
+                 x_row_bytes, n_tok - per_token, k, o.y + per_token * w.rows + r, w.rows);
+        }
       }
     }
   });

@@ -37,10 +37,17 @@ class Activations {
   const float* f16_rounded(Workers& pool);
   int64_t tokens() const { return tokens_; }
   int64_t k() const { return k_; }
+  // The first n tokens get outputs bit-identical to a product over fewer than 4 tokens (the
+  // kernels' per-token path); the rest may take the faster batched path. A batch of sequences
+  // puts first the rows of sequences that alone would have had fewer than 4, so that every
+  // sequence's results equal its one-at-a-time forward pass exactly.
+  void set_per_token_rows(int64_t n) { per_token_ = n; }
+  int64_t per_token_rows() const { return per_token_; }
 
  private:
   const float* x_;
   int64_t tokens_, k_;
+  int64_t per_token_ = 0;
   ActivationScratch& scratch_;
   bool quantized_ = false, rounded_ = false;
 };

@@ -115,6 +115,31 @@ TEST(Gemm, Avx512MatchesScalar) {
   expect_matches_reference(*ks);
 }
 
+// The per-token kernels: each token's outputs are bit-identical to a call with that token alone,
+// whatever the batch (continuous batching relies on it, model/batch_engine.h).
+TEST(Gemm, PerTokenKernelsDoNotDependOnTheBatch) {
+  std::vector<const GemmKernels*> sets{&scalar_gemm_kernels(), avx2_gemm_kernels(),
+                                       avx512_gemm_kernels()};
+  for (const GemmKernels* ks : sets) {
+    if (ks == nullptr) continue;
+    for (W type : {W::kQ8_0, W::kQ4_0}) {
+      const Problem p = make_problem(type, 35, 9, 256, 7);
+      const GemmKernel batch = type == W::kQ8_0 ? ks->q8_0_per_token : ks->q4_0_per_token;
+      const size_t xrb = p.k / 32 * sizeof(ActBlock);
+      std::vector<float> all(p.tokens * p.rows);
+      batch(p.w.data(), p.w_row_bytes, p.rows, p.xq.data(), xrb, p.tokens, p.k, all.data(), p.rows);
+      for (int64_t t = 0; t < p.tokens; ++t) {
+        std::vector<float> one(p.rows);
+        pick(*ks, type)(p.w.data(), p.w_row_bytes, p.rows, p.xq.data() + t * p.k / 32, xrb, 1, p.k,
+                        one.data(), p.rows);
+        for (int64_t r = 0; r < p.rows; ++r) {
+          ASSERT_EQ(all[t * p.rows + r], one[r]) << ks->isa << " token " << t << " row " << r;
+        }
+      }
+    }
+  }
+}
+
 TEST(Gemm, QuantizedDotEqualsDequantizedDot) {
   // The integer path must compute the dot of the dequantised weights with the dequantised
   // activations (no hidden zero-point or sign error).

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "gguf/writer.h"
+#include "quant/tensor_encode.h"
 
 namespace afm::model::testing {
 namespace {
@@ -15,7 +16,8 @@ constexpr int64_t kEmbd = 64, kHead = 4, kHeadKv = 2, kHeadDim = 16, kFf = 96, k
 
 class TinyWriter {
  public:
-  TinyWriter(const std::string& arch, uint64_t seed) : arch_(arch), rng_(seed) {
+  TinyWriter(const std::string& arch, uint64_t seed, gguf::TensorType matrix_type)
+      : arch_(arch), rng_(seed), matrix_type_(matrix_type) {
     w_.set("general.architecture", gguf::Value(arch));
     u32("embedding_length", kEmbd);
     u32("feed_forward_length", kFf);
@@ -30,20 +32,21 @@ class TinyWriter {
   }
   void str(const std::string& key, const std::string& v) { w_.set(arch_ + "." + key, gguf::Value(v)); }
   // A tensor of numpy-order shape `dims` (rows last-to-first reversed for GGUF).
-  void tensor(const std::string& name, std::vector<uint64_t> dims, float scale, float offset = 0) {
+  void tensor(const std::string& name, std::vector<uint64_t> dims, float scale, float offset = 0,
+              gguf::TensorType type = gguf::TensorType::kF32) {
     uint64_t n = 1;
     for (uint64_t d : dims) n *= d;
     std::vector<float> v(n);
     std::normal_distribution<float> normal(0.0f, 1.0f);
     for (float& x : v) x = offset + scale * normal(rng_);
     std::vector<uint64_t> shape(dims.rbegin(), dims.rend());
-    const auto* bytes = reinterpret_cast<const uint8_t*>(v.data());
-    w_.add_tensor(name, gguf::TensorType::kF32, shape,
-                  std::span<const uint8_t>(bytes, v.size() * sizeof(float)));
+    std::vector<uint8_t> bytes;
+    quant::encode_tensor(v.data(), v.size(), type, bytes);
+    w_.add_tensor(name, type, shape, bytes);
   }
   void norm(const std::string& name, int64_t n) { tensor(name, {static_cast<uint64_t>(n)}, 0.05f, 1.0f); }
   void matrix(const std::string& name, int64_t rows, int64_t cols) {
-    tensor(name, {static_cast<uint64_t>(rows), static_cast<uint64_t>(cols)}, 0.08f);
+    tensor(name, {static_cast<uint64_t>(rows), static_cast<uint64_t>(cols)}, 0.08f, 0, matrix_type_);
   }
   void scale(const std::string& name, float value) { tensor(name, {1}, 0.0f, value); }
   void embeddings() {
@@ -79,9 +82,9 @@ class TinyWriter {
     norm(p + "ffn_norm.weight", kEmbd);
     tensor(p + "ffn_gate_inp.weight", {static_cast<uint64_t>(experts), kEmbd}, 0.3f);
     const auto e = static_cast<uint64_t>(experts), f = static_cast<uint64_t>(ff);
-    tensor(p + "ffn_gate_exps.weight", {e, f, kEmbd}, 0.08f);
-    tensor(p + "ffn_up_exps.weight", {e, f, kEmbd}, 0.08f);
-    tensor(p + "ffn_down_exps.weight", {e, kEmbd, f}, 0.08f);
+    tensor(p + "ffn_gate_exps.weight", {e, f, kEmbd}, 0.08f, 0, matrix_type_);
+    tensor(p + "ffn_up_exps.weight", {e, f, kEmbd}, 0.08f, 0, matrix_type_);
+    tensor(p + "ffn_down_exps.weight", {e, kEmbd, f}, 0.08f, 0, matrix_type_);
   }
   void write(const std::string& path) {
     u32("attention.key_length", kHeadDim);
@@ -91,12 +94,13 @@ class TinyWriter {
  private:
   std::string arch_;
   std::mt19937_64 rng_;
+  gguf::TensorType matrix_type_;
   gguf::Writer w_;
 };
 
-void dense(const std::string& arch, const std::string& path, uint64_t seed, bool qk_norm,
-           bool bias) {
-  TinyWriter w(arch, seed);
+void dense(const std::string& arch, const std::string& path, uint64_t seed,
+           gguf::TensorType type, bool qk_norm, bool bias) {
+  TinyWriter w(arch, seed, type);
   const int64_t layers = 3;
   w.u32("block_count", layers);
   w.embeddings();
@@ -108,8 +112,8 @@ void dense(const std::string& arch, const std::string& path, uint64_t seed, bool
   w.write(path);
 }
 
-void afm_device(const std::string& path, uint64_t seed) {
-  TinyWriter w("afm-device", seed);
+void afm_device(const std::string& path, uint64_t seed, gguf::TensorType type) {
+  TinyWriter w("afm-device", seed, type);
   const int64_t layers = 5, block1 = 3;
   w.u32("block_count", layers);
   w.u32("kv_share.block1_layers", block1);
@@ -126,8 +130,8 @@ void afm_device(const std::string& path, uint64_t seed) {
   w.write(path);
 }
 
-void afm_server(const std::string& path, uint64_t seed) {
-  TinyWriter w("afm-server", seed);
+void afm_server(const std::string& path, uint64_t seed, gguf::TensorType type) {
+  TinyWriter w("afm-server", seed, type);
   const int64_t tracks = 2, layers = 4, experts = 4, ff_exp = 32;
   w.u32("block_count", layers);
   w.u32("tracks", tracks);
@@ -160,14 +164,15 @@ void afm_server(const std::string& path, uint64_t seed) {
 
 }  // namespace
 
-void write_tiny_model(const std::string& arch, const std::string& path, uint64_t seed) {
+void write_tiny_model(const std::string& arch, const std::string& path, uint64_t seed,
+                      gguf::TensorType type) {
   using Maker = std::function<void()>;
   const std::map<std::string, Maker> makers{
-      {"llama", [&] { dense("llama", path, seed, false, false); }},
-      {"qwen2", [&] { dense("qwen2", path, seed, false, true); }},
-      {"qwen3", [&] { dense("qwen3", path, seed, true, false); }},
-      {"afm-device", [&] { afm_device(path, seed); }},
-      {"afm-server", [&] { afm_server(path, seed); }},
+      {"llama", [&] { dense("llama", path, seed, type, false, false); }},
+      {"qwen2", [&] { dense("qwen2", path, seed, type, false, true); }},
+      {"qwen3", [&] { dense("qwen3", path, seed, type, true, false); }},
+      {"afm-device", [&] { afm_device(path, seed, type); }},
+      {"afm-server", [&] { afm_server(path, seed, type); }},
   };
   const auto it = makers.find(arch);
   if (it == makers.end()) {

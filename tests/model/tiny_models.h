@@ -6,10 +6,14 @@
 #include <cstdint>
 #include <string>
 
+#include "gguf/types.h"
+
 namespace afm::model::testing {
 
-// Writes a random model of `arch` to path. Error(kUnsupported) for an architecture this file
-// has no generator for: adding an architecture without one fails the table-driven test.
-void write_tiny_model(const std::string& arch, const std::string& path, uint64_t seed = 1);
+// Writes a random model of `arch` to path, its matrices (projections, feed-forward, experts) in
+// `matrix_type` (embeddings and norms stay f32). Error(kUnsupported) for an architecture this
+// file has no generator for: adding an architecture without one fails the table-driven test.
+void write_tiny_model(const std::string& arch, const std::string& path, uint64_t seed = 1,
+                      gguf::TensorType matrix_type = gguf::TensorType::kF32);
 
 }  // namespace afm::model::testing

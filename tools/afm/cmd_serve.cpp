@@ -3,8 +3,9 @@
 //  [--adapter-scale S]`: the OpenAI-compatible HTTP server
 // (docs/server.md). Prints "listening on http://HOST:PORT" on stderr once it accepts
 // connections; SIGINT / SIGTERM cancel running generations and stop it cleanly (exit 0).
-// -t is per slot; by default the physical cores are divided among the slots (at least one
-// thread each), so that slots running at once never oversubscribe the CPUs.
+// Running requests share forward passes (continuous batching) on one pool of -t threads
+// (default: the physical cores). With --no-batching each slot runs its own passes and -t is
+// per slot (default: the physical cores divided among the slots).
 #include <pthread.h>
 
 #include <algorithm>
@@ -24,6 +25,7 @@
 #include "base/cpu_count.h"
 #include "base/error.h"
 #include "base/malloc_policy.h"
+#include "base/physical_memory.h"
 #include "command.h"
 #include "engine_options.h"
 #include "framework/chat_service.h"
@@ -37,6 +39,8 @@ namespace {
 
 struct ServeArgs {
   std::string model;
+  bool no_batching = false;
+  int slots = 0;  // 0: chosen from the KV cache size (default_slots)
   std::vector<std::string> adapters;  // NAME=FILE
   float adapter_scale = 1.0f;
   server::HttpServerOptions http;
@@ -54,6 +58,19 @@ sigset_t block_stop_signals() {
   sigaddset(&set, SIGUSR1);  // internal: wakes the waiter when the server ends on its own
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   return set;
+}
+
+// Without a --slots: up to 8 requests batched at once, fewer when 8 KV caches of the context
+// would take more than a quarter of the machine's memory. With --no-batching, one slot per
+// core pair at most would leave each with too few threads, so the default stays 1.
+int default_slots(const LoadedModel& model, const ChatServiceOptions& o) {
+  if (!o.batching) return 1;
+  model::StateOptions s;
+  s.n_ctx = model::default_n_ctx(model.weights()->hparams(), o.n_ctx);
+  s.n_batch = 1;
+  const size_t per_slot = std::max<size_t>(1, model.weights()->new_state(s)->kv_bytes());
+  const uint64_t budget = physical_memory_bytes() / 4;
+  return static_cast<int>(std::clamp<uint64_t>(budget / per_slot, 1, 8));
 }
 
 // Threads per slot: -t capped at the CPUs, or the physical cores shared among the slots.
@@ -102,6 +119,32 @@ std::vector<server::Metric> cache_metrics(const ChatCacheStats& c) {
             c.loop_index_bytes)};
 }
 
+// What the server has done and is doing, for a balancer or a dashboard.
+std::vector<server::Metric> serving_metrics(const ChatService& service) {
+  const ChatUsageStats u = service.usage_stats();
+  const model::BatchEngineStats b = service.batch_stats();
+  auto counter = [](const char* name, const char* help, uint64_t v) {
+    return server::Metric{name, help, "counter", {{"", static_cast<double>(v)}}};
+  };
+  auto g = [](const char* name, const char* help, double v) { return server::gauge(name, help, v); };
+  return {counter("afm_chat_requests_total", "Chat completions answered", u.requests),
+          counter("afm_prompt_tokens_total", "Prompt tokens of answered requests", u.prompt_tokens),
+          counter("afm_prompt_tokens_cached_total",
+                  "Prompt tokens reused from a slot's KV cache (prefix cache hits)",
+                  u.cached_prompt_tokens),
+          counter("afm_completion_tokens_total", "Tokens generated", u.completion_tokens),
+          g("afm_requests_queued", "Requests waiting for a slot",
+            static_cast<double>(service.queued_requests())),
+          g("afm_requests_running", "Requests holding a slot", static_cast<double>(b.active)),
+          counter("afm_batch_steps_total", "Batched forward passes", b.steps),
+          counter("afm_batch_tokens_total", "Tokens evaluated by batched passes", b.tokens),
+          counter("afm_batch_sequences_total",
+                  "Sequences summed over batched passes (divided by steps: the mean batch size)",
+                  b.sequences),
+          g("afm_batch_size_max", "The most sequences one pass has run",
+            static_cast<double>(b.max_sequences))};
+}
+
 int64_t unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -123,7 +166,7 @@ server::ServedModel serve_as(const std::shared_ptr<ChatService>& service, std::s
 }
 
 void run_serve(ServeArgs a) {
-  a.service.n_threads = threads_per_slot(a.service.n_threads, a.service.n_slots);
+  a.service.batching = !a.no_batching;
   if (a.http.api_key.empty()) {
     if (const char* key = std::getenv("AFM_API_KEY")) a.http.api_key = key;
   }
@@ -134,6 +177,9 @@ void run_serve(ServeArgs a) {
     throw_error(ErrorCode::kUnsupported,
                 a.model + " cannot be served for chat: " + model->unavailable_reason());
   }
+  a.service.n_slots = a.slots > 0 ? a.slots : default_slots(*model, a.service);
+  a.service.n_threads = a.service.batching ? resolve_threads(a.service.n_threads, physical_cores())
+                                           : threads_per_slot(a.service.n_threads, a.service.n_slots);
   auto service = std::make_shared<ChatService>(model, a.service);
   const int64_t created = unix_now();
   // The base model, then one id per adapter; every id runs on the same slots (chat_service.h:
@@ -152,12 +198,17 @@ void run_serve(ServeArgs a) {
     return serve_as(service, id, unix_now(), ChatAdapter{adapter, info.scale}, info);
   };
 
-  a.http.metrics = [service] { return cache_metrics(service->cache_stats()); };
+  a.http.metrics = [service] {
+    std::vector<server::Metric> all = cache_metrics(service->cache_stats());
+    for (server::Metric& m : serving_metrics(*service)) all.push_back(std::move(m));
+    return all;
+  };
   server::HttpServer http(std::move(served), a.http);
   http.bind();
-  std::fprintf(stderr, "afm serve: model '%s', context %lld tokens, %d slot(s) x %d thread(s)%s\n",
+  std::fprintf(stderr, "afm serve: model '%s', context %lld tokens, %d slot(s) %s %d thread(s)%s\n",
                model->id().c_str(), static_cast<long long>(service->n_ctx()), a.service.n_slots,
-               a.service.n_threads, a.http.api_key.empty() ? "" : ", API key required");
+               a.service.batching ? "batched on" : "x", a.service.n_threads,
+               a.http.api_key.empty() ? "" : ", API key required");
   std::fprintf(stderr, "listening on http://%s:%d\n", a.http.host.c_str(), http.port());
 
   std::atomic<bool> server_ended{false};
@@ -184,16 +235,25 @@ void setup_serve(CLI::App& root) {
       ->check(between(0, 65535));
   cmd->add_option("--api-key", a->http.api_key,
                   "Require 'Authorization: Bearer KEY' on /v1 (default: $AFM_API_KEY; none)");
-  cmd->add_option("--slots", a->service.n_slots,
-                  "Requests generated at once, each with its own KV cache; more wait in order")
-      ->capture_default_str()
+  cmd->add_option("--slots", a->slots,
+                  "Requests generated at once, each with its own KV cache; more wait in order "
+                  "(default: 8, fewer if 8 caches would take over a quarter of the memory; 1 "
+                  "with --no-batching)")
       ->check(between(1, 64));
+  cmd->add_flag("--no-batching", a->no_batching,
+                "Run each slot's forward passes on its own threads instead of sharing "
+                "batched passes (for comparison)");
+  cmd->add_option("--step-tokens", a->service.step_tokens,
+                  "Batching: tokens per shared forward pass; longer prompts are split over "
+                  "passes so running requests keep getting tokens")
+      ->capture_default_str()
+      ->check(between(1, 8192));
   cmd->add_option("-c,--ctx-size", a->service.n_ctx,
                   "Context size per slot in tokens (default 0: the model's, <= 4096)")
       ->check(at_least(0));
   add_threads_option(cmd, a->service.n_threads,
-                     "Compute threads per slot (default 0: the physical cores divided among the "
-                     "slots, at least 1 each; capped at the available CPUs)");
+                     "Compute threads (default 0: the physical cores; with --no-batching per "
+                     "slot, the cores divided among the slots); capped at the available CPUs");
   cmd->add_option("--adapter", a->adapters,
                   "NAME=FILE: also serve the model with this LoRA adapter as model id "
                   "'BASE:NAME' (repeatable; the base stays one copy in memory)");

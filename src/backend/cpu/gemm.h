@@ -23,6 +23,10 @@ struct ActBlock {
 };
 static_assert(sizeof(ActBlock) == 40);
 
+// Calls with fewer tokens than this compute every token's outputs exactly as a one-token call
+// would (see GemmKernels::q8_0_per_token); larger ones may take a batched path.
+inline constexpr int64_t kPerTokenPathBelow = 4;
+
 // w: n_rows rows of w_row_bytes; x: n_tok rows of x_row_bytes; y[t * y_stride + r].
 using GemmKernel = void (*)(const void* w, size_t w_row_bytes, int64_t n_rows, const void* x,
                             size_t x_row_bytes, int64_t n_tok, int64_t k, float* y,
@@ -31,6 +35,10 @@ using GemmKernel = void (*)(const void* w, size_t w_row_bytes, int64_t n_rows, c
 struct GemmKernels {
   const char* isa;
   GemmKernel f32, f16, bf16, q8_0, q4_0;
+  // The same q8_0 / q4_0 products computed so that each token's outputs are bit-identical to a
+  // call with that token alone (register tiles only; q8_0 / q4_0 may switch to a faster
+  // repacked path for batches, whose sums round differently). The float kernels always are.
+  GemmKernel q8_0_per_token, q4_0_per_token;
   // x: (k) floats -> (k / 32) blocks, the same result as quantize_activations.
   void (*quantize)(const float* x, ActBlock* y, int64_t k);
 };

@@ -142,7 +142,8 @@ inline void q8_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, 
 }  // namespace
 
 const GemmKernels* avx2_gemm_kernels_impl() {
-  static const GemmKernels kernels{"avx2", gemm_f32, gemm_f16, gemm_bf16, gemm_q8_0, gemm_q4_0,
+  static const GemmKernels kernels{"avx2",    gemm_f32,  gemm_f16,  gemm_bf16,
+                                   gemm_q8_0, gemm_q4_0, gemm_q8_0, gemm_q4_0,
                                    quantize_activations};
   return &kernels;
 }

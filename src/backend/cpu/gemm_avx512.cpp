@@ -244,7 +244,7 @@ inline void q8_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, 
 
 // Batches of at least kPackMinTokens go through the repacked 16-row path; the rest of the rows
 // (and single tokens, where the repack would not pay) use the register tiles.
-constexpr int64_t kPackMinTokens = 4;
+constexpr int64_t kPackMinTokens = kPerTokenPathBelow;
 
 template <bool kQ4>
 void gemm_quant_batched(const void* w, size_t wrb, int64_t nr, const void* x, size_t xrb,
@@ -304,8 +304,10 @@ void quantize(const float* x, ActBlock* y, int64_t k) {
 }  // namespace
 
 const GemmKernels* avx512_gemm_kernels_impl() {
-  static const GemmKernels kernels{"avx512", gemm_f32, gemm_f16, gemm_bf16, gemm_q8_0_batched,
-                                   gemm_q4_0_batched, quantize};
+  static const GemmKernels kernels{"avx512",          gemm_f32,  gemm_f16,
+                                   gemm_bf16,         gemm_q8_0_batched,
+                                   gemm_q4_0_batched, gemm_q8_0, gemm_q4_0,
+                                   quantize};
   return &kernels;
 }
 

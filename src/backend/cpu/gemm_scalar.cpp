@@ -85,6 +85,7 @@ void gemm_quant(const void* w, size_t w_row_bytes, int64_t n_rows, const void* x
 const GemmKernels& scalar_gemm_kernels() {
   static const GemmKernels kernels{"scalar", gemm_f32, gemm_f16, gemm_bf16,
                                    gemm_quant<quant::BlockQ8_0>, gemm_quant<quant::BlockQ4_0>,
+                                   gemm_quant<quant::BlockQ8_0>, gemm_quant<quant::BlockQ4_0>,
                                    quantize_activations};
   return kernels;
 }
