@@ -126,11 +126,18 @@ def serve_banner(*args):
 
 
 def test_serve_shares_the_cores_among_slots():
-    per_slot = max(1, physical_cores() // 2)
+    # Batched (the default): every slot's tokens share one pool of the physical cores.
     banner = serve_banner("--slots", "2")
+    assert f"2 slot(s) batched on {physical_cores()} thread(s)" in banner, banner
+    assert "warning" not in banner, banner
+    banner = serve_banner()  # the default: 8 slots for a model this small
+    assert f"8 slot(s) batched on {physical_cores()} thread(s)" in banner, banner
+    # Without batching each slot has its own threads: the cores are divided among them.
+    per_slot = max(1, physical_cores() // 2)
+    banner = serve_banner("--slots", "2", "--no-batching")
     assert f"2 slot(s) x {per_slot} thread(s)" in banner, banner
     assert "warning" not in banner, banner
-    banner = serve_banner("--slots", "1")
+    banner = serve_banner("--no-batching")
     assert f"1 slot(s) x {physical_cores()} thread(s)" in banner, banner
 
 
