@@ -20,50 +20,8 @@ import os
 import platform
 import subprocess
 import sys
-import tarfile
 
-CACHE = "build/bench-cache"
-SDIST = "llama-cpp-python==0.3.36"
-
-
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
-
-
-def cpu_flags():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("flags"):
-                return set(line.split(":", 1)[1].split())
-    return set()
-
-
-def build_llama_bench():
-    binary = os.path.join(CACHE, "llama-build", "bin", "llama-bench")
-    if os.path.exists(binary):
-        return binary
-    os.makedirs(CACHE, exist_ok=True)
-    version = SDIST.split("==")[1]
-    src = os.path.join(CACHE, f"llama_cpp_python-{version}")
-    if not os.path.isdir(src):
-        log("downloading the llama-cpp-python sdist (llama.cpp source) from PyPI")
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps",
-                        SDIST, "-d", CACHE, "-q"], check=True)
-        with tarfile.open(os.path.join(CACHE, f"llama_cpp_python-{version}.tar.gz")) as tar:
-            tar.extractall(CACHE, filter="data")
-    flags = cpu_flags()
-    opts = {"GGML_AVX": "avx" in flags, "GGML_AVX2": "avx2" in flags, "GGML_FMA": "fma" in flags,
-            "GGML_F16C": "f16c" in flags, "GGML_AVX512": "avx512f" in flags,
-            "GGML_AVX512_VNNI": "avx512_vnni" in flags, "GGML_AVX512_BF16": "avx512_bf16" in flags}
-    cmake = ["cmake", "-S", os.path.join(src, "vendor", "llama.cpp"), "-B",
-             os.path.join(CACHE, "llama-build"), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-             "-DGGML_NATIVE=OFF", "-DLLAMA_CURL=OFF", "-DLLAMA_BUILD_TESTS=OFF",
-             "-DLLAMA_BUILD_SERVER=OFF"] + [f"-D{k}={'ON' if v else 'OFF'}" for k, v in opts.items()]
-    log("building llama-bench (several minutes, once)")
-    subprocess.run(cmake, check=True, stdout=subprocess.DEVNULL)
-    subprocess.run(["ninja", "-C", os.path.join(CACHE, "llama-build"), "llama-bench"], check=True,
-                   stdout=subprocess.DEVNULL)
-    return binary
+from llama_cpp_build import CACHE, build, log  # bench/ is on sys.path when run as a script
 
 
 def run_json(cmd):
@@ -105,7 +63,7 @@ def main():
     ap.add_argument("-r", type=int, default=5)
     ap.add_argument("--types", default="f16,q8_0,q4_0")
     a = ap.parse_args()
-    binary = build_llama_bench()
+    binary = build("llama-bench")
     types = a.types.split(",")
     subprocess.run([sys.executable, "bench/make_bench_model.py", os.path.join(CACHE, "models"),
                     "--types", a.types], check=True, stdout=subprocess.DEVNULL)
