@@ -20,6 +20,10 @@ class LoadedModel;
 struct ModelOptions {
   int64_t context_size = 0;  // tokens per session; 0: the model's training context, at most 4096
   int threads = 0;           // per session; 0: the physical cores available to this process
+  // A draft model (GGUF with this model's vocabulary) for speculative decoding: responses are
+  // the same, produced with fewer forward passes of this model (docs/speculative.md). "": none.
+  // A draft that fails to load or has another vocabulary makes availability() false.
+  std::string draft_model;
 };
 
 struct Availability {
@@ -50,9 +54,11 @@ class SystemLanguageModel {
   // Internal: the adapter sessions run (nullptr: the base model) and its scale.
   std::shared_ptr<const model::LoraAdapter> adapter() const { return adapter_; }
   float adapter_scale() const { return adapter_scale_; }
+  // Internal: the draft model of ModelOptions::draft_model (nullptr: none).
+  std::shared_ptr<const LoadedModel> draft() const { return draft_; }
 
  private:
-  std::shared_ptr<const LoadedModel> model_;
+  std::shared_ptr<const LoadedModel> model_, draft_;
   std::shared_ptr<const model::LoraAdapter> adapter_;
   float adapter_scale_ = 1.0f;
   ModelOptions options_;

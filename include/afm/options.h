@@ -24,6 +24,11 @@ struct GenerationOptions {
   std::optional<double> temperature;
   // Most tokens in the response; nullopt: until the model ends its turn or the context fills.
   std::optional<int64_t> maximum_response_tokens;
+  // Speculative decoding by prompt lookup: tokens are drafted by matching the last n-gram
+  // (n <= this, at most 16) against the prompt and the response so far, and verified in one
+  // forward pass. The response is the same; copying tasks (extraction, tool arguments) get it
+  // faster. 0: off. A draft model is a model option (ModelOptions::draft_model).
+  int prompt_lookup = 0;
 };
 
 }  // namespace afm

@@ -64,9 +64,13 @@ class ChatService::Slots {
       options_.n_threads = o.n_threads > 0 ? o.n_threads : std::max(1, physical_cores() / n_slots);
     }
     default_adapter_ = {o.adapter, o.adapter_scale};
+    if (o.speculation.enabled()) make_draft_context(o);
     for (int i = 0; i < n_slots; ++i) {
       sequences_.push_back(make_sequence(default_adapter_));
       busy_.push_back(false);
+      if (o.speculation.enabled()) {
+        speculators_.push_back(std::make_unique<Speculator>(o.speculation, draft_options_));
+      }
     }
     n_ctx_ = sequences_.front()->n_ctx();
   }
@@ -117,6 +121,15 @@ class ChatService::Slots {
     cv_.notify_all();
   }
 
+  // The speculator of the slot holding `s` (null without speculation); the slot's owner's.
+  Speculator* speculator(const Sequence* s) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (size_t i = 0; i < sequences_.size() && i < speculators_.size(); ++i) {
+      if (sequences_[i].get() == s) return speculators_[i].get();
+    }
+    return nullptr;
+  }
+
   int64_t n_ctx() const { return n_ctx_; }  // cached: a slot may be rebuilt concurrently
   model::BatchEngineStats batch_stats() const {
     return engine_ ? engine_->stats() : model::BatchEngineStats{};
@@ -132,6 +145,24 @@ class ChatService::Slots {
   static bool runs(const Sequence& s, const ChatAdapter& a) {
     return s.adapter() == a.adapter && (!a.adapter || s.adapter_scale() == a.scale);
   }
+  // The draft model's sequences run as the target's do: in shared steps of their own batch
+  // engine, or on threads of their own.
+  void make_draft_context(const ChatServiceOptions& o) {
+    draft_options_ = options_;
+    draft_options_.engine = nullptr;
+    if (o.speculation.draft && engine_) {
+      model::BatchEngineOptions b;
+      b.n_threads = engine_->n_threads();
+      b.n_ctx = n_ctx_or_default(o);
+      b.step_tokens = o.step_tokens;
+      draft_engine_ = std::make_shared<model::BatchEngine>(o.speculation.draft->weights(), b);
+      draft_options_.engine = draft_engine_;
+    }
+  }
+  int64_t n_ctx_or_default(const ChatServiceOptions& o) const {
+    return model::default_n_ctx(weights_->hparams(), o.n_ctx);
+  }
+
   std::unique_ptr<Sequence> make_sequence(const ChatAdapter& a) const {
     model::ContextOptions c = options_;
     c.adapter = a.adapter;
@@ -142,6 +173,9 @@ class ChatService::Slots {
   std::shared_ptr<const model::Model> weights_;
   std::shared_ptr<model::BatchEngine> engine_;  // null without batching
   model::ContextOptions options_;
+  std::shared_ptr<model::BatchEngine> draft_engine_;  // batching with a draft model only
+  model::ContextOptions draft_options_;
+  std::vector<std::unique_ptr<Speculator>> speculators_;  // one per slot, or none
   ChatAdapter default_adapter_;
   int64_t n_ctx_ = 0;
   mutable std::mutex mutex_;
@@ -155,7 +189,8 @@ class ChatService::Slots {
 ChatService::ChatService(std::shared_ptr<const LoadedModel> model,
                          const ChatServiceOptions& options)
     : model_(std::move(model)),
-      slots_(std::make_unique<Slots>(*model_, options)),
+      slots_((check_speculation(options.speculation, *model_),
+              std::make_unique<Slots>(*model_, options))),
       grammars_(std::make_unique<guided::CompiledGrammarCache>()) {}
 
 ChatService::~ChatService() = default;
@@ -226,7 +261,6 @@ ChatResult ChatService::complete(const ChatRequest& request,
     };
   }
   sample::Sampler sampler(request.sampling);
-  ResponseDecoder decoder(*model_, std::move(plan), sampler);
 
   ChatResult out;
   out.prompt_tokens = static_cast<int64_t>(tokens.size());
@@ -241,8 +275,12 @@ ChatResult ChatService::complete(const ChatRequest& request,
     Sequence* seq;
     ~Release() { slots->release(seq); }
   } release{slots_.get(), seq};
+  plan.speculator = slots_->speculator(seq);
+  ResponseDecoder decoder(*model_, std::move(plan), sampler);
   if (static_cast<int64_t>(tokens.size()) > seq->n_ctx()) seq->clear();
+  const auto t0 = std::chrono::steady_clock::now();
   const std::span<const float> logits = seq->prefill(tokens);
+  const auto t1 = std::chrono::steady_clock::now();
   out.cached_prompt_tokens = out.prompt_tokens - seq->last_prefill_evaluated();
   const DecodeResult r = decoder.run(
       *seq, logits,
@@ -250,6 +288,10 @@ ChatResult ChatService::complete(const ChatRequest& request,
         return !on_delta || on_delta(ChatDelta{std::string(piece), {}});
       },
       [&] { return !is_cancelled || !is_cancelled(); });
+  const auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+  out.prefill_ms = ms(t0, t1);
+  out.decode_ms = ms(t1, std::chrono::steady_clock::now());
+  out.speculation = r.speculation;
   out.text = r.text;
   out.tool_calls = r.tool_calls;
   for (const sample::SampledLogprobs& l : r.answer_logprobs) out.logprobs.push_back(to_chat(l));
@@ -265,7 +307,15 @@ ChatResult ChatService::complete(const ChatRequest& request,
   prompt_tokens_ += static_cast<uint64_t>(out.prompt_tokens);
   cached_prompt_tokens_ += static_cast<uint64_t>(out.cached_prompt_tokens);
   completion_tokens_ += static_cast<uint64_t>(out.completion_tokens);
+  spec_rounds_ += r.speculation.rounds;
+  spec_proposed_ += r.speculation.proposed;
+  spec_accepted_ += r.speculation.accepted;
+  spec_forced_ += r.speculation.forced;
   return out;
+}
+
+SpeculationStats ChatService::speculation_stats() const {
+  return {spec_rounds_.load(), spec_proposed_.load(), spec_accepted_.load(), spec_forced_.load()};
 }
 
 }  // namespace afm

@@ -28,6 +28,7 @@
 
 #include "framework/chat_template.h"
 #include "framework/loaded_model.h"
+#include "framework/speculator.h"
 #include "framework/tool_grammar.h"  // ChatToolSpec
 #include "guided/json_schema_compiler.h"
 #include "model/batch_engine.h"
@@ -96,6 +97,8 @@ struct ChatResult {
   int64_t completion_tokens = 0;
   // With ChatRequest::logprobs_top >= 0: one entry per answer-text token (sample/logprobs.h).
   std::vector<ChatLogprob> logprobs;
+  double prefill_ms = 0, decode_ms = 0;  // evaluating the prompt; the turn's tokens
+  SpeculationStats speculation;          // with ChatServiceOptions::speculation
 };
 
 struct ChatServiceOptions {
@@ -111,6 +114,9 @@ struct ChatServiceOptions {
   // a slot's cached prefix never mixes adapters.
   std::shared_ptr<const model::LoraAdapter> adapter;
   float adapter_scale = 1.0f;
+  // Speculative decoding for every request (speculator.h): prompt lookup and/or a draft model
+  // (one draft KV cache per slot). Answers are token for token those of plain decoding.
+  SpeculationConfig speculation;
 };
 
 // What the template shows besides the turns (tool list, response format), for `request`: the
@@ -156,6 +162,8 @@ class ChatService {
   model::BatchEngineStats batch_stats() const;
   int64_t queued_requests() const;
   ChatUsageStats usage_stats() const;
+  // Drafting counters summed over the requests answered so far (zero without speculation).
+  SpeculationStats speculation_stats() const;
 
  private:
   class Slots;
@@ -165,6 +173,7 @@ class ChatService {
   std::atomic<uint64_t> call_counter_{0};
   std::atomic<uint64_t> requests_{0}, prompt_tokens_{0}, cached_prompt_tokens_{0},
       completion_tokens_{0};
+  std::atomic<uint64_t> spec_rounds_{0}, spec_proposed_{0}, spec_accepted_{0}, spec_forced_{0};
 };
 
 }  // namespace afm

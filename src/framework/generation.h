@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "framework/speculator.h"
 #include "model/context.h"
 #include "sample/sampler.h"
 #include "tokenizer/tokenizer.h"
@@ -19,6 +20,7 @@ struct GenerationStats {
   double prefill_ms = 0;
   double decode_ms = 0;       // evaluating sampled tokens
   bool stopped_by_token = false;
+  SpeculationStats speculation;  // with GenerationRequest::speculator
 };
 
 // Token ids that end generation for this vocabulary: EOS and the end-of-turn tokens of the
@@ -31,6 +33,8 @@ struct GenerationRequest {
   std::vector<int32_t> stop_tokens;   // sampled but not passed to on_token
   // Called with each generated token; return false to stop.
   std::function<bool(int32_t)> on_token;
+  // Speculative decoding (speculator.h; null: plain): the same tokens, fewer forward passes.
+  Speculator* speculator = nullptr;
 };
 
 // history: tokens already in the context (for penalties); the prompt and the generated tokens

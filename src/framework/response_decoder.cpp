@@ -25,7 +25,7 @@ int32_t required_token(const tokenizer::Tokenizer& tok, const std::string& text,
 }  // namespace
 
 // The state of one turn; see the header for the state machine.
-class ResponseDecoder::Turn {
+class ResponseDecoder::Turn : public DraftGuide {
  public:
   Turn(const LoadedModel& model, const DecodePlan& plan)
       : model_(model), plan_(plan), tok_(model.tokenizer()), text_decoder_(tok_) {
@@ -47,12 +47,16 @@ class ResponseDecoder::Turn {
       tool_start_ = tok_.added_token_id(f->start_token).value_or(-1);  // to forbid it
     }
     mask_ = std::make_unique<bool[]>(static_cast<size_t>(tok_.vocab_size()));
+    n_vocab_ = static_cast<size_t>(model.weights()->hparams().n_vocab);
   }
 
   DecodeResult run(Sequence& seq, std::span<const float> logits,
                    const std::function<bool(std::string_view)>& on_text,
                    const std::function<bool()>& keep_going, sample::Sampler& sampler) {
     on_text_ = &on_text;
+    held_ = seq.tokens().size();
+    const SpeculationStats before =
+        plan_.speculator ? plan_.speculator->stats() : SpeculationStats{};
     std::vector<float> buf(logits.size());
     if (plan_.tool_mode == ToolMode::kRequired && tools_enabled()) {
       if (!emit(tool_start_, seq, logits)) return std::move(result_);
@@ -68,16 +72,52 @@ class ResponseDecoder::Turn {
       }
       std::copy(logits.begin(), logits.end(), buf.begin());
       const bool masked = fill_mask(buf);
+      const std::span<const int32_t> history(seq.tokens().data(), held_);
       const int32_t token = sampler.sample(
-          buf, seq.tokens(), masked ? std::span<const bool>(mask_.get(), tok_.vocab_size())
-                                    : std::span<const bool>());
+          buf, history, masked ? std::span<const bool>(mask_.get(), tok_.vocab_size())
+                               : std::span<const bool>());
       if (plan_.logprobs_top >= 0 && is_answer_text(token)) {
         result_.answer_logprobs.push_back(sample::logprobs_at(logits, token, plan_.logprobs_top));
         if (plan_.on_logprob) plan_.on_logprob(result_.answer_logprobs.back());
       }
       if (!emit(token, seq, logits)) break;
     }
+    close_round(seq);
+    if (plan_.speculator) {
+      const SpeculationStats& after = plan_.speculator->stats();
+      result_.speculation = {after.rounds - before.rounds, after.proposed - before.proposed,
+                             after.accepted - before.accepted, after.forced - before.forced};
+    }
     return std::move(result_);
+  }
+
+  // ---- DraftGuide: what the grammar allows at the next drafted position ----
+
+  std::vector<int32_t> forced() override {
+    guided::TokenMatcher* m = draft_matcher();
+    if (m == nullptr) return {};
+    constexpr size_t kForcedBytes = 64;
+    const std::string bytes = m->forced_bytes(kForcedBytes);
+    if (bytes.empty()) return {};
+    return tok_.encode(bytes, {.parse_special = false, .add_bos = false});
+  }
+
+  bool allows(int32_t token) override {
+    if (!drafting_state() || token < 0 || token >= tok_.vocab_size() || ends_something(token)) {
+      return false;
+    }
+    guided::TokenMatcher* m = draft_matcher();
+    if (m == nullptr) return true;
+    const std::vector<uint32_t>& words = draft_mask(*m);
+    return (words[static_cast<size_t>(token) / 32] >> (token % 32)) & 1;
+  }
+
+  void advance(int32_t token) override {
+    if (guided::TokenMatcher* m = draft_matcher()) {
+      AFM_CHECK(m->accept_token(token));
+      ++provisional_;
+    }
+    draft_words_valid_ = false;
   }
 
  private:
@@ -152,9 +192,84 @@ class ResponseDecoder::Turn {
     if (done_) return false;
     result_.tokens.push_back(token);
     if (finish_after_token_) return finish_bool(finish_after_token_);
-    if (seq.full()) return finish_bool("length");
-    logits = seq.append(token);
+    return evaluate(token, seq, logits);
+  }
+
+  // Makes `logits` the target's logits after `token`: the next verification row when `token`
+  // is the draft's next proposal, else a new forward pass, which carries a new draft when
+  // speculating. held_ counts the tokens plain decoding would have evaluated by now.
+  bool evaluate(int32_t token, Sequence& seq, std::span<const float>& logits) {
+    if (next_draft_ < draft_.size() && draft_[next_draft_] == token) {
+      ++next_draft_;
+      ++held_;
+      logits = rows_.subspan(next_draft_ * n_vocab_, n_vocab_);
+      if (next_draft_ == draft_.size()) close_round(seq);
+      return true;
+    }
+    close_round(seq);
+    if (held_ >= static_cast<size_t>(seq.n_ctx())) return finish_bool("length");
+    ++held_;
+    if (plan_.speculator) propose(seq, token);
+    if (draft_.empty()) {
+      logits = seq.append(token);
+      return true;
+    }
+    verify_.assign(1, token);
+    verify_.insert(verify_.end(), draft_.begin(), draft_.end());
+    rows_ = seq.extend(verify_);
+    logits = rows_.first(n_vocab_);
     return true;
+  }
+
+  // Drafts tokens to follow `token` (not yet in `seq`); the grammar's matcher is restored.
+  void propose(const Sequence& seq, int32_t token) {
+    context_.assign(seq.tokens().begin(), seq.tokens().end());
+    context_.push_back(token);
+    provisional_ = 0;
+    draft_words_valid_ = false;
+    size_t room = static_cast<size_t>(seq.n_ctx()) - held_;
+    if (plan_.max_tokens >= 0) {  // drafts past the token budget would never be sampled
+      room = std::min(room, static_cast<size_t>(std::max<int64_t>(
+                                0, plan_.max_tokens - static_cast<int64_t>(generated_))));
+    }
+    draft_ = plan_.speculator->propose(context_, room, *this);
+    if (guided::TokenMatcher* m = draft_matcher()) m->rollback(provisional_);
+    provisional_ = 0;
+    draft_words_valid_ = false;
+    next_draft_ = 0;
+  }
+
+  // Ends a verification round: reports how much of the draft was taken and drops the rest
+  // from the sequence, so it holds exactly the tokens plain decoding would have evaluated.
+  void close_round(Sequence& seq) {
+    if (!draft_.empty()) plan_.speculator->record(next_draft_);
+    draft_.clear();
+    next_draft_ = 0;
+    if (seq.tokens().size() > held_) seq.truncate(held_);
+  }
+
+  bool drafting_state() const { return state_ == State::kAnswer || state_ == State::kToolBody; }
+
+  // The matcher that confines the next token (null: free text, or not a drafting state).
+  guided::TokenMatcher* draft_matcher() {
+    if (state_ == State::kToolBody) return &*tool_;
+    if (state_ == State::kAnswer && answer_) return &*answer_;
+    return nullptr;
+  }
+
+  const std::vector<uint32_t>& draft_mask(guided::TokenMatcher& m) {
+    if (!draft_words_valid_) {
+      draft_words_.resize(m.vocabulary().mask_words());
+      m.fill_next_token_mask(draft_words_);
+      draft_words_valid_ = true;
+    }
+    return draft_words_;
+  }
+
+  // Tokens that end the answer, a tool block or the turn: never drafted.
+  bool ends_something(int32_t token) const {
+    return token == end_of_turn_ || token == tool_start_ || token == tool_end_ ||
+           std::find(stop_ids_.begin(), stop_ids_.end(), token) != stop_ids_.end();
   }
 
   void on_answer_token(int32_t token) {
@@ -228,6 +343,14 @@ class ResponseDecoder::Turn {
   const char* finish_after_token_ = nullptr;
   bool done_ = false;
   DecodeResult result_;
+  // Speculative decoding: the draft being verified, the verification logits (row i follows
+  // the i-th verified token), the next draft token to compare, provisional matcher advances.
+  size_t n_vocab_ = 0, held_ = 0;
+  std::vector<int32_t> draft_, verify_, context_;
+  std::span<const float> rows_;
+  size_t next_draft_ = 0, provisional_ = 0;
+  std::vector<uint32_t> draft_words_;
+  bool draft_words_valid_ = false;
 };
 
 ResponseDecoder::ResponseDecoder(const LoadedModel& model, DecodePlan plan,

@@ -10,6 +10,8 @@
 //
 // The final end-of-turn token is sampled but not evaluated and not part of tokens; every other
 // generated token is evaluated, except the one that ends the turn by length or a tool block.
+// With a speculator the sequence ends the turn holding exactly the same tokens (rejected and
+// unused drafts are truncated away).
 // Errors: afm::Error(kUnsupported) at construction when the tokenizer lacks a token the plan
 // needs (end of turn, tool start/end). Single-threaded; one decoder per turn.
 #pragma once
@@ -25,6 +27,7 @@
 #include "framework/chat_template.h"
 #include "framework/loaded_model.h"
 #include "framework/sequence.h"
+#include "framework/speculator.h"
 #include "guided/grammar.h"
 #include "sample/logprobs.h"
 #include "sample/sampler.h"
@@ -45,6 +48,10 @@ struct DecodePlan {
   // Called with each answer_logprobs entry as it is recorded, before the token's text reaches
   // on_text (streaming); may be empty.
   std::function<void(const sample::SampledLogprobs&)> on_logprob;
+  // Speculative decoding (speculator.h): drafts are verified in one forward pass of several
+  // positions; the turn's tokens are exactly those of plain decoding. Null: plain decoding.
+  // Owned by the caller (it keeps the draft model's cache between turns).
+  Speculator* speculator = nullptr;
 };
 
 struct DecodeResult {
@@ -57,6 +64,8 @@ struct DecodeResult {
   // With DecodePlan::logprobs_top >= 0: one entry per sampled token of the answer text, in
   // order (not tool-call tokens, the tool start or the end of turn).
   std::vector<sample::SampledLogprobs> answer_logprobs;
+  // With a speculator: this turn's drafting counters.
+  SpeculationStats speculation;
 };
 
 class ResponseDecoder {

@@ -50,6 +50,20 @@ std::span<const float> Sequence::append(int32_t token) {
   return logits;
 }
 
+std::span<const float> Sequence::extend(std::span<const int32_t> tokens) {
+  AFM_CHECK(!tokens.empty());
+  check_fits(tokens_.size() + tokens.size());
+  context_.eval_all_exact(tokens, rows_);
+  tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
+  return rows_;
+}
+
+void Sequence::truncate(size_t n) {
+  AFM_CHECK(n <= tokens_.size());
+  context_.truncate(static_cast<int64_t>(n));
+  tokens_.resize(n);
+}
+
 void Sequence::warm(std::span<const int32_t> tokens) {
   if (tokens.empty()) return;
   check_fits(tokens.size());

@@ -25,6 +25,13 @@ class Sequence {
   std::span<const float> prefill(std::span<const int32_t> tokens);
   // Appends one token and returns the logits after it. Error when the context is full.
   std::span<const float> append(int32_t token);
+  // Appends `tokens` (non-empty) and returns the logits after each one, (tokens.size(),
+  // n_vocab) valid until the next call: row i equals what append() of tokens[i] would return
+  // after tokens[0..i) bit for bit (Context::eval_all_exact). Speculative decoding verifies
+  // draft tokens with it and drops the rejected ones with truncate(). Error when they do not fit.
+  std::span<const float> extend(std::span<const int32_t> tokens);
+  // Forgets the tokens after the first n (n <= tokens().size()).
+  void truncate(size_t n);
   // Evaluates `tokens` ahead of time without needing logits (prewarm): a later prefill that
   // starts with them reuses them.
   void warm(std::span<const int32_t> tokens);
@@ -47,6 +54,7 @@ class Sequence {
 
   model::Context context_;
   std::vector<int32_t> tokens_;  // exactly the tokens whose K/V the context holds
+  std::vector<float> rows_;      // extend()'s logits
   int64_t last_evaluated_ = 0;
 };
 

@@ -9,6 +9,7 @@
 #include "framework/loaded_model.h"
 #include "framework/response_decoder.h"
 #include "framework/sequence.h"
+#include "framework/speculator.h"
 #include "framework/session_support.h"
 #include "framework/tool_grammar.h"
 #include "guided/json_schema_compiler.h"
@@ -187,6 +188,29 @@ class LanguageModelSession::Impl {
     return *sequence_;
   }
 
+  // The session's speculator for these options (null: plain decoding); kept between calls so
+  // the draft model's cache follows the conversation, rebuilt when the lookup length changes.
+  Speculator* speculator(const GenerationOptions& options) {
+    SpeculationConfig config;
+    config.lookup = options.prompt_lookup;
+    config.draft = model_.draft();
+    if (!config.enabled()) return nullptr;
+    if (!speculator_ || speculator_lookup_ != config.lookup) {
+      try {
+        check_speculation(config, *loaded_);
+      } catch (const Error& e) {
+        throw GenerationError(GenerationErrorKind::kDecodingFailure,
+                              std::string("options: ") + e.what());
+      }
+      model::ContextOptions c;
+      c.n_ctx = model_.options().context_size;
+      c.n_threads = model_.options().threads;
+      speculator_ = std::make_unique<Speculator>(config, c);
+      speculator_lookup_ = config.lookup;
+    }
+    return speculator_.get();
+  }
+
   std::vector<int32_t> encode(const std::string& text, bool at_start) const {
     const tokenizer::Tokenizer& tok = loaded_->tokenizer();
     return tok.encode(text, {.parse_special = true, .add_bos = at_start && tok.add_bos()});
@@ -233,6 +257,7 @@ class LanguageModelSession::Impl {
       plan.tool_mode = ToolMode::kAuto;
     }
     plan.max_tokens = options.maximum_response_tokens.value_or(-1);
+    plan.speculator = speculator(options);
     sample::Sampler sampler(sampler_config(options));
     ResponseDecoder decoder(*loaded_, std::move(plan), sampler);
     std::span<const float> logits;
@@ -279,6 +304,8 @@ class LanguageModelSession::Impl {
   std::vector<int32_t> committed_;  // tokens of the rendering of what the model sees
   ContextOverflow overflow_ = ContextOverflow::kError;
   std::unique_ptr<Sequence> sequence_;
+  std::unique_ptr<Speculator> speculator_;
+  int speculator_lookup_ = -1;
   std::atomic<bool> responding_{false};
   guided::CompiledGrammarCache grammars_{16};
   std::shared_ptr<const guided::Grammar> tool_grammar_;

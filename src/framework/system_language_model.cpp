@@ -6,6 +6,7 @@
 
 #include "afm/model.h"
 #include "framework/loaded_model.h"
+#include "framework/speculator.h"
 #include "model/context.h"
 #include "model/lora.h"
 
@@ -16,15 +17,22 @@ SystemLanguageModel::SystemLanguageModel(const std::string& gguf_path, ModelOpti
   try {
     model_ = LoadedModel::load(gguf_path);
     if (!model_->chat_template()) error_ = gguf_path + ": " + model_->unavailable_reason();
+    if (!options_.draft_model.empty()) {
+      SpeculationConfig speculation;
+      speculation.draft = LoadedModel::load(options_.draft_model);
+      check_speculation(speculation, *model_);
+      draft_ = speculation.draft;
+    }
   } catch (const std::exception& e) {
     model_.reset();
+    draft_.reset();
     error_ = e.what();
   }
 }
 
 SystemLanguageModel::SystemLanguageModel(const SystemLanguageModel& base,
                                          const std::string& adapter_path, float adapter_scale)
-    : model_(base.model_), options_(base.options_), error_(base.error_) {
+    : model_(base.model_), draft_(base.draft_), options_(base.options_), error_(base.error_) {
   adapter_scale_ = adapter_scale;
   if (!model_ || !error_.empty()) return;
   try {

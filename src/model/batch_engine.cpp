@@ -161,8 +161,8 @@ void BatchEngine::run_step(const std::vector<Job*>& jobs) {
   for (Job* j : jobs) {
     const bool last = j->chunk == j->remaining();
     BatchItem item{j->state, j->tokens.subspan(j->done, j->chunk), LogitRows::kNone, nullptr};
-    if (j->rows == LogitRows::kAll) {  // every chunk's rows, each at its place
-      item.rows = LogitRows::kAll;
+    if (j->rows == LogitRows::kAll || j->rows == LogitRows::kAllExact) {
+      item.rows = j->rows;  // every chunk's rows, each at its place
       item.logits = j->logits + static_cast<int64_t>(j->done) * n_vocab;
     } else if (last) {
       item.rows = j->rows;

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <string>
 
+#include "backend/cpu/gemm.h"
 #include "base/error.h"
 #include "model/model.h"
 
@@ -19,6 +20,20 @@ class NoWorkspace : public BatchWorkspace {
 }
 
 }  // namespace
+
+int64_t logit_rows(LogitRows rows, int64_t n) {
+  switch (rows) {
+    case LogitRows::kNone: return 0;
+    case LogitRows::kLast: return 1;
+    case LogitRows::kAll:
+    case LogitRows::kAllExact: return n;
+  }
+  return 0;
+}
+
+bool per_token_path(LogitRows rows, int64_t n) {
+  return rows == LogitRows::kAllExact || n < cpu::kPerTokenPathBelow;
+}
 
 void check_batch(std::span<const BatchItem> items, const BatchOptions& ws) {
   if (items.empty()) throw_error(ErrorCode::kInvalidArgument, "a batch needs at least one item");

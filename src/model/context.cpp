@@ -70,6 +70,16 @@ std::vector<float> Context::eval_all(std::span<const int32_t> tokens) {
   return all;
 }
 
+void Context::eval_all_exact(std::span<const int32_t> tokens, std::vector<float>& out) {
+  check_fits(tokens.size());
+  const int64_t n_vocab = model_->hparams().n_vocab;
+  out.resize(tokens.size() * n_vocab);
+  for (size_t i = 0; i < tokens.size(); i += n_batch_) {
+    const size_t n = std::min<size_t>(n_batch_, tokens.size() - i);
+    forward(tokens.subspan(i, n), LogitRows::kAllExact, out.data() + i * n_vocab);
+  }
+}
+
 void Context::forward(std::span<const int32_t> tokens, LogitRows rows, float* logits) {
   if (engine_) {
     engine_->forward(*state_, tokens, rows, logits);

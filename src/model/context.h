@@ -50,6 +50,10 @@ class Context {
   std::span<const float> eval(std::span<const int32_t> tokens);
   // Appends tokens and returns the logits after every one: (tokens.size(), n_vocab).
   std::vector<float> eval_all(std::span<const int32_t> tokens);
+  // As eval_all, each row bit-identical to what eval() of that token alone would return after
+  // the ones before it (LogitRows::kAllExact): speculative verification. Writes into `out`
+  // (resized to tokens.size() x n_vocab).
+  void eval_all_exact(std::span<const int32_t> tokens, std::vector<float>& out);
   // Drops positions >= n so the next eval continues from n (prefix reuse).
   void truncate(int64_t n) { state_->truncate(n); }
 

@@ -219,14 +219,14 @@ void DenseDecoder::run(std::span<const BatchItem> items, Buffers& a, Workers& po
   a.item_of.clear();
   int64_t rows = 0;
   bool full_prefill = true;
-  // Short items (fewer than cpu::kPerTokenPathBelow tokens: decode steps) first, so that their
+  // Short items (decode steps, exact verification: per_token_path) first, so that their
   // products can take the per-token path they take alone.
   a.layer.per_token_rows = 0;
   for (const bool short_items : {true, false}) {
     for (size_t i = 0; i < items.size(); ++i) {
       State& s = static_cast<State&>(*items[i].state);
       const int64_t n = static_cast<int64_t>(items[i].tokens.size());
-      if ((n < cpu::kPerTokenPathBelow) != short_items) continue;
+      if (per_token_path(items[i].rows, n) != short_items) continue;
       a.tokens.insert(a.tokens.end(), items[i].tokens.begin(), items[i].tokens.end());
       a.seqs.push_back({rows, n, s.n_past(), &s.cache, nullptr, nullptr, &s.own.layer.lora});
       a.item_of.push_back(i);
@@ -275,8 +275,8 @@ int64_t DenseDecoder::keep_logit_rows(std::span<const BatchItem> items, Buffers&
     for (size_t j = 0; j < old.size(); ++j) {
       SequenceRows r = old[j];
       const LogitRows want = items[old_item[j]].rows;
-      const int64_t keep = want == LogitRows::kNone ? 0 : want == LogitRows::kLast ? 1 : r.tokens;
-      if (keep == 0 || (keep < cpu::kPerTokenPathBelow) != short_items) continue;
+      const int64_t keep = logit_rows(want, r.tokens);
+      if (keep == 0 || per_token_path(want, keep) != short_items) continue;
       const int64_t from = r.row0 + r.tokens - keep;
       std::copy_n(a.x.data() + from * n_embd, keep * n_embd, a.layer.h.data() + rows * n_embd);
       std::copy_n(positions.data() + from, keep, a.layer.positions.data() + rows);
@@ -305,8 +305,8 @@ void DenseDecoder::write_logits(std::span<const BatchItem> items, int64_t rows, 
       const SequenceRows& r = a.seqs[j];
       const LogitRows want = items[a.item_of[j]].rows;
       if (want == LogitRows::kNone) continue;
-      const int64_t n = want == LogitRows::kLast ? 1 : r.tokens;
-      if ((n < cpu::kPerTokenPathBelow) != short_outputs) continue;
+      const int64_t n = logit_rows(want, r.tokens);
+      if (per_token_path(want, n) != short_outputs) continue;
       rms_norm_rows(a.x.data() + (r.row0 + r.tokens - n) * hp.n_embd, output_norm_, hp.rms_eps,
                     n, hp.n_embd, hidden + n_out * hp.n_embd, pool);
       out_row[j] = n_out;
@@ -326,7 +326,7 @@ void DenseDecoder::write_logits(std::span<const BatchItem> items, int64_t rows, 
     if (out_row[j] < 0) continue;
     const BatchItem& b = items[a.item_of[j]];
     State& s = static_cast<State&>(*b.state);
-    const int64_t n = b.rows == LogitRows::kLast ? 1 : a.seqs[j].tokens;
+    const int64_t n = logit_rows(b.rows, a.seqs[j].tokens);
     float* logits = all + out_row[j] * hp.n_vocab;
     if (s.output_lora) {
       lora_add(hidden + out_row[j] * hp.n_embd, n, s.output_lora, 0, logits, s.own.layer.lora, pool);

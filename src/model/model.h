@@ -78,7 +78,19 @@ struct ModelLayout {
 };
 
 // Which positions of a forward() batch need logits (kNone: an intermediate prefill chunk).
-enum class LogitRows { kNone, kLast, kAll };
+// kAllExact: every position, each computed bit for bit as a one-token forward() after the
+// previous ones would compute it (the kernels' per-token path, whatever the item's length), so
+// speculative decoding can verify draft tokens in one pass and still sample exactly what
+// one-at-a-time decoding samples. It reads each weight block once per few tokens instead of
+// once for the whole item: meant for short items (a draft of a few tokens).
+enum class LogitRows { kNone, kLast, kAll, kAllExact };
+
+// Logit rows an item of n tokens gets under `rows` (0, 1 or n).
+int64_t logit_rows(LogitRows rows, int64_t n);
+// Whether the products of an item of n tokens (or of its n logit rows) take the kernels'
+// per-token path: short items (fewer than cpu::kPerTokenPathBelow tokens, as they would alone)
+// and kAllExact items. Batches put these rows first (ops::Activations::set_per_token_rows).
+bool per_token_path(LogitRows rows, int64_t n);
 
 // One sequence's share of a batched forward pass (Model::forward_batch): its tokens at
 // positions state->n_past() ..., and where its logits go ((0, 1 or tokens.size(), n_vocab) per

@@ -68,7 +68,12 @@ void run_expert(const MoeWeights& w, int64_t e, int64_t n_embd, int64_t begin, i
   }, 4);
   const ops::Matrix gate = expert(w.gate_exps, e, w.n_ff_exp), up = expert(w.up_exps, e, w.n_ff_exp);
   const ops::Matrix down = expert(w.down_exps, e, n_embd);
+  // Slots are in token order within an expert, so the tokens of per-token rows (decode steps,
+  // exact verification) come first: they keep the per-token path they would take alone.
+  int64_t per_token = 0;
+  while (per_token < count && slots[per_token] / n_used < s.per_token_rows) ++per_token;
   ops::Activations in(m.gathered.data(), count, n_embd, s.act);
+  in.set_per_token_rows(per_token);
   ops::matmul_group(in, {{&gate, s.gate.data()}, {&up, s.up.data()}}, pool);
   if (lora) {
     lora_add_group(m.gathered.data(), count,
@@ -77,6 +82,7 @@ void run_expert(const MoeWeights& w, int64_t e, int64_t n_embd, int64_t begin, i
   }
   ops::swiglu_inplace(s.gate.data(), s.up.data(), count * w.n_ff_exp, pool);
   ops::Activations act(s.gate.data(), count, w.n_ff_exp, s.act);
+  act.set_per_token_rows(per_token);
   ops::matmul(act, down, m.expert_out.data(), pool);
   if (lora) lora_add_group(s.gate.data(), count, {{&lora->down_exps, e, m.expert_out.data()}}, ls, pool);
   // A token appears at most once per expert, so slices of this expert's rows never collide.
@@ -99,7 +105,7 @@ void moe_block(const MoeWeights& w, int64_t n_embd, float eps, TokenSpan span, f
   LoraScratch& ls = lora_scratch ? *lora_scratch : s.lora;
   rms_norm_rows(x, w.norm, eps, n, n_embd, s.h.data(), pool);
   ops::Activations in(s.h.data(), n, n_embd, s.act);
-  in.set_per_token_rows(s.per_token_rows);  // the experts' products are grouped, not per token
+  in.set_per_token_rows(s.per_token_rows);
   ops::matmul(in, w.router, m.router_logits.data(), pool);
   if (lora) lora_add_group(s.h.data(), n, {{&lora->router, 0, m.router_logits.data()}}, ls, pool);
   pool.once([&] {

@@ -341,7 +341,7 @@ void PtMoeDecoder::run(std::span<const BatchItem> items, Buffers& a, Workers& po
       const BatchItem& b = items[i];
       State& s = static_cast<State&>(*b.state);
       const int64_t n = static_cast<int64_t>(b.tokens.size());
-      if ((n < cpu::kPerTokenPathBelow) != short_items) continue;
+      if (per_token_path(b.rows, n) != short_items) continue;
       a.tokens.insert(a.tokens.end(), b.tokens.begin(), b.tokens.end());
       a.seqs.push_back({a.rows, n, s.n_past(), &s.cache});
       a.item_of.push_back(i);
@@ -375,8 +375,8 @@ void PtMoeDecoder::write_logits(std::span<const BatchItem> items, Buffers& a,
       const BatchItem& b = items[a.item_of[j]];
       if (b.rows == LogitRows::kNone) continue;
       const SequenceRows& r = a.seqs[j];
-      const int64_t n = b.rows == LogitRows::kLast ? 1 : r.tokens;
-      if ((n < cpu::kPerTokenPathBelow) != short_outputs) continue;
+      const int64_t n = logit_rows(b.rows, r.tokens);
+      if (per_token_path(b.rows, n) != short_outputs) continue;
       rms_norm_rows(a.x.data() + (r.row0 + r.tokens - n) * hp.n_embd, output_norm_, hp.rms_eps,
                     n, hp.n_embd, scratch.h.data() + n_out * hp.n_embd, pool);
       out_row[j] = n_out;
@@ -395,7 +395,7 @@ void PtMoeDecoder::write_logits(std::span<const BatchItem> items, Buffers& a,
   for (size_t j = 0; j < a.seqs.size(); ++j) {
     if (out_row[j] < 0) continue;
     const BatchItem& b = items[a.item_of[j]];
-    const int64_t n = b.rows == LogitRows::kLast ? 1 : a.seqs[j].tokens;
+    const int64_t n = logit_rows(b.rows, a.seqs[j].tokens);
     std::copy_n(all + out_row[j] * hp.n_vocab, n * hp.n_vocab, b.logits);
   }
 }

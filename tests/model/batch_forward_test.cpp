@@ -189,6 +189,58 @@ TEST_P(BatchForward, SequencesOnAndOffAnAdapterShareABatch) {
   expect_same(want, batched(script, 2, mixed));
 }
 
+// Speculative verification: LogitRows::kAllExact rows equal one-token passes bit for bit, alone
+// and beside another sequence's prefill in one batch, and truncating the rejected tail leaves
+// the state as if those tokens had never been evaluated.
+TEST_P(BatchForward, ExactRowsEqualOneTokenAtATime) {
+  for (gguf::TensorType type : {gguf::TensorType::kF32, gguf::TensorType::kQ8_0}) {
+    use(type);
+    const int64_t n_vocab = model->hparams().n_vocab;
+    const std::vector<int32_t> prompt{3, 9, 4, 1, 7};
+    const std::vector<int32_t> draft{5, 2, 8, 6, 1, 3, 2};  // 7 rows: past the per-token size
+    const std::vector<int32_t> other(9, 4);
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(std::string(gguf::tensor_type_traits(type).name) + ", " +
+                   std::to_string(threads) + " threads");
+      ThreadPool pool(threads);
+      std::vector<float> last(n_vocab);
+      // One token at a time: want[i] follows draft[i].
+      auto ref = state(threads, nullptr);
+      model->forward(*ref, prompt, LogitRows::kLast, last.data(), pool);
+      std::vector<float> want(draft.size() * n_vocab);
+      for (size_t i = 0; i < draft.size(); ++i) {
+        model->forward(*ref, {&draft[i], 1}, LogitRows::kLast, want.data() + i * n_vocab, pool);
+      }
+      // All at once, alone and in a batch beside a prefill.
+      auto solo = state(threads, nullptr);
+      model->forward(*solo, prompt, LogitRows::kLast, last.data(), pool);
+      std::vector<float> got(want.size());
+      model->forward(*solo, draft, LogitRows::kAllExact, got.data(), pool);
+      ASSERT_EQ(got, want);
+      auto mixed = state(threads, nullptr), neighbour = state(threads, nullptr);
+      model->forward(*mixed, prompt, LogitRows::kLast, last.data(), pool);
+      std::vector<float> got_batch(want.size()), other_rows(other.size() * n_vocab);
+      auto ws = model->new_batch_workspace({64, 64, threads});
+      const std::vector<BatchItem> items{
+          {neighbour.get(), other, LogitRows::kAll, other_rows.data()},
+          {mixed.get(), draft, LogitRows::kAllExact, got_batch.data()}};
+      model->forward_batch(items, *ws, pool);
+      ASSERT_EQ(got_batch, want);
+      // Reject the draft after its second token: the next token continues as if alone.
+      solo->truncate(static_cast<int64_t>(prompt.size()) + 2);
+      auto fresh = state(threads, nullptr);
+      model->forward(*fresh, prompt, LogitRows::kLast, last.data(), pool);
+      std::vector<float> two(2 * n_vocab);
+      model->forward(*fresh, {draft.data(), 2}, LogitRows::kAllExact, two.data(), pool);
+      const int32_t next = 9;
+      std::vector<float> after_truncate(n_vocab), after_fresh(n_vocab);
+      model->forward(*solo, {&next, 1}, LogitRows::kLast, after_truncate.data(), pool);
+      model->forward(*fresh, {&next, 1}, LogitRows::kLast, after_fresh.data(), pool);
+      ASSERT_EQ(after_truncate, after_fresh);
+    }
+  }
+}
+
 TEST_P(BatchForward, MalformedBatchesAreTypedErrors) {
   ThreadPool pool(1);
   auto s1 = state(1, nullptr), s2 = state(1, nullptr);

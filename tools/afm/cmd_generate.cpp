@@ -1,5 +1,5 @@
 // `afm generate -m MODEL -p PROMPT [-n N] [--temp T] [--top-k K] [--top-p P] [--seed S]
-//  [-t THREADS] [--stream] [--json]`: continues the raw prompt (no chat template; BOS only
+//  [-t THREADS] [--draft MODEL] [--lookup N] [--stream] [--json]`: continues the raw prompt (no chat template; BOS only
 // when the model's metadata asks for it). Timings go to stderr; --json prints one object:
 // {"tokens": [...], "text": "...", "prompt_tokens": n, "timings": {...}}.
 #include <cstdio>
@@ -20,6 +20,7 @@ namespace {
 
 struct GenerateArgs {
   EngineArgs engine;
+  SpeculationArgs speculation;
   sample::SamplerConfig sampling;
   std::string prompt, file;
   int64_t n_predict = 128;
@@ -37,6 +38,14 @@ void print_timings(const GenerationStats& s, const Engine& e, int threads) {
                s.prefill_ms > 0 ? 1000.0 * s.prompt_tokens / s.prefill_ms : 0.0, s.decode_ms,
                static_cast<long long>(s.generated),
                s.decode_ms > 0 ? 1000.0 * s.generated / s.decode_ms : 0.0);
+  if (s.speculation.rounds > 0 || s.speculation.proposed > 0) {
+    const SpeculationStats& p = s.speculation;
+    std::fprintf(stderr, "afm: speculation: %llu drafted, %llu accepted (%.1f%%), %llu passes\n",
+                 static_cast<unsigned long long>(p.proposed),
+                 static_cast<unsigned long long>(p.accepted),
+                 p.proposed > 0 ? 100.0 * p.accepted / p.proposed : 0.0,
+                 static_cast<unsigned long long>(p.rounds));
+  }
 }
 
 void run_generate(const GenerateArgs& a) {
@@ -46,6 +55,10 @@ void run_generate(const GenerateArgs& a) {
                                                                  .add_bos = e.tokenizer->add_bos()});
   if (prompt.empty()) throw_error(ErrorCode::kInvalidArgument, "the prompt is empty");
   model::Context ctx(e.model, context_options(a.engine, e));
+  const SpeculationConfig spec = speculation_config(a.speculation);
+  check_speculation(spec, *e.model, *e.tokenizer);
+  std::unique_ptr<Speculator> speculator;
+  if (spec.enabled()) speculator = std::make_unique<Speculator>(spec, context_options(a.engine));
   sample::Sampler sampler(a.sampling);
   tokenizer::IncrementalDecoder decoder(*e.tokenizer);
   std::vector<int32_t> generated, history;
@@ -54,6 +67,7 @@ void run_generate(const GenerateArgs& a) {
   req.prompt = prompt;
   req.max_tokens = a.n_predict;
   if (!a.ignore_eos) req.stop_tokens = end_of_generation_tokens(*e.tokenizer);
+  req.speculator = speculator.get();
   req.on_token = [&](int32_t id) {
     generated.push_back(id);
     const std::string piece = decoder.push(id);
@@ -73,6 +87,11 @@ void run_generate(const GenerateArgs& a) {
     j["text"] = out;
     j["prompt_tokens"] = prompt.size();
     j["timings"] = {{"prefill_ms", stats.prefill_ms}, {"decode_ms", stats.decode_ms}};
+    if (speculator) {
+      j["speculation"] = {{"drafted", stats.speculation.proposed},
+                          {"accepted", stats.speculation.accepted},
+                          {"passes", stats.speculation.rounds}};
+    }
     std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
     const std::string& rest = a.stream ? tail : out;
@@ -94,6 +113,7 @@ void setup_generate(CLI::App& root) {
       ->capture_default_str()
       ->check(token_limit());
   add_sampling_options(cmd, a->sampling);
+  add_speculation_options(cmd, a->speculation);
   cmd->add_flag("--stream", a->stream, "Print text as it is generated");
   cmd->add_flag("--json", a->json, "Print one JSON object with tokens, text and timings");
   cmd->add_flag("--ignore-eos", a->ignore_eos, "Do not stop at end-of-generation tokens");

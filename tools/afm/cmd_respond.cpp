@@ -1,8 +1,11 @@
-// `afm respond -m MODEL -p PROMPT [--schema FILE.json] [--system TEXT] [-n N] [sampling] [--json]`
+// `afm respond -m MODEL -p PROMPT [--schema FILE.json] [--system TEXT] [-n N] [sampling]
+//  [--draft MODEL] [--lookup N] [--json]`
 //   One assistant turn in the model's chat template. With --schema the answer is JSON valid for
 //   the schema (guided generation; an unsupported keyword is an error naming it and its JSON
 //   pointer) and is printed as one line; without, the answer text is streamed to stdout.
-//   --json prints {"text", "finish_reason", "prompt_tokens", "completion_tokens"}.
+//   --json prints {"text", "finish_reason", "prompt_tokens", "completion_tokens", "prefill_ms",
+//   "decode_ms"} and, when speculating, "speculation": {"drafted", "accepted", "forced",
+//   "passes"}.
 //   A schema answer cut off by -n or the context prints nothing on stdout: exit 1 with one line
 //   saying what to change (close objects, bound strings and arrays, or raise -n / -c).
 #include <cstdio>
@@ -23,6 +26,7 @@ namespace {
 
 struct RespondArgs {
   EngineArgs engine;
+  SpeculationArgs speculation;
   sample::SamplerConfig sampling;
   std::string prompt, schema_file, system;
   int64_t max_tokens = 512;
@@ -61,7 +65,8 @@ void run_respond(const RespondArgs& a) {
                               .n_ctx = a.engine.ctx,
                               .n_threads = resolve_threads(a.engine.threads),
                               .adapter = adapter,
-                              .adapter_scale = a.engine.adapter_scale});
+                              .adapter_scale = a.engine.adapter_scale,
+                              .speculation = speculation_config(a.speculation)});
   ChatRequest request;
   if (!a.system.empty()) request.messages.push_back({"system", a.system});
   request.messages.push_back({"user", a.prompt});
@@ -81,10 +86,18 @@ void run_respond(const RespondArgs& a) {
     throw_error(ErrorCode::kInvalidArgument, incomplete_json_message(a, r, service.n_ctx()));
   }
   if (a.json) {
-    const nlohmann::ordered_json out = {{"text", r.text},
+    nlohmann::ordered_json out = {{"text", r.text},
                                         {"finish_reason", r.finish_reason},
                                         {"prompt_tokens", r.prompt_tokens},
-                                        {"completion_tokens", r.completion_tokens}};
+                                        {"completion_tokens", r.completion_tokens},
+                                        {"prefill_ms", r.prefill_ms},
+                                        {"decode_ms", r.decode_ms}};
+    if (a.speculation.lookup > 0 || !a.speculation.draft.empty()) {
+      out["speculation"] = {{"drafted", r.speculation.proposed},
+                            {"accepted", r.speculation.accepted},
+                            {"forced", r.speculation.forced},
+                            {"passes", r.speculation.rounds}};
+    }
     std::printf("%s\n", out.dump().c_str());
   } else if (request.response_schema) {
     std::printf("%s\n", r.text.c_str());
@@ -100,6 +113,7 @@ void setup_respond(CLI::App& root) {
       root.add_subcommand("respond", "One chat turn; with --schema, guided JSON output");
   add_engine_options(cmd, a->engine);
   add_sampling_options(cmd, a->sampling);
+  add_speculation_options(cmd, a->speculation);
   cmd->add_option("-p,--prompt", a->prompt, "The user's message")->required()->check(not_empty());
   cmd->add_option("--schema", a->schema_file, "JSON Schema the answer must satisfy");
   cmd->add_option("--system", a->system, "System instructions");

@@ -1,6 +1,6 @@
 // `afm serve -m MODEL [--host 127.0.0.1] [--port 8080] [--api-key K] [--slots N] [-c CTX]
 //  [-t THREADS] [--max-body BYTES] [--http-threads N] [--adapter NAME=FILE ...]
-//  [--adapter-scale S]`: the OpenAI-compatible HTTP server
+//  [--adapter-scale S] [--model-draft MODEL] [--lookup N]`: the OpenAI-compatible HTTP server
 // (docs/server.md). Prints "listening on http://HOST:PORT" on stderr once it accepts
 // connections; SIGINT / SIGTERM cancel running generations and stop it cleanly (exit 0).
 // Running requests share forward passes (continuous batching) on one pool of -t threads
@@ -45,6 +45,7 @@ struct ServeArgs {
   float adapter_scale = 1.0f;
   server::HttpServerOptions http;
   ChatServiceOptions service;
+  SpeculationArgs speculation;
 };
 
 // Signals are taken by one waiting thread rather than a handler, so stopping the server
@@ -123,6 +124,7 @@ std::vector<server::Metric> cache_metrics(const ChatCacheStats& c) {
 std::vector<server::Metric> serving_metrics(const ChatService& service) {
   const ChatUsageStats u = service.usage_stats();
   const model::BatchEngineStats b = service.batch_stats();
+  const SpeculationStats sp = service.speculation_stats();
   auto counter = [](const char* name, const char* help, uint64_t v) {
     return server::Metric{name, help, "counter", {{"", static_cast<double>(v)}}};
   };
@@ -142,7 +144,17 @@ std::vector<server::Metric> serving_metrics(const ChatService& service) {
                   "Sequences summed over batched passes (divided by steps: the mean batch size)",
                   b.sequences),
           g("afm_batch_size_max", "The most sequences one pass has run",
-            static_cast<double>(b.max_sequences))};
+            static_cast<double>(b.max_sequences)),
+          counter("afm_speculative_passes_total",
+                  "Verification passes that carried drafted tokens", sp.rounds),
+          counter("afm_speculative_drafted_tokens_total",
+                  "Tokens drafted by prompt lookup or the draft model", sp.proposed),
+          counter("afm_speculative_accepted_tokens_total",
+                  "Drafted tokens the model sampled too (acceptance = accepted / drafted)",
+                  sp.accepted),
+          counter("afm_speculative_forced_tokens_total",
+                  "Tokens the grammar forced, verified without drafting (jump-forward)",
+                  sp.forced)};
 }
 
 int64_t unix_now() {
@@ -177,6 +189,7 @@ void run_serve(ServeArgs a) {
     throw_error(ErrorCode::kUnsupported,
                 a.model + " cannot be served for chat: " + model->unavailable_reason());
   }
+  a.service.speculation = speculation_config(a.speculation);
   a.service.n_slots = a.slots > 0 ? a.slots : default_slots(*model, a.service);
   a.service.n_threads = a.service.batching ? resolve_threads(a.service.n_threads, physical_cores())
                                            : threads_per_slot(a.service.n_threads, a.service.n_slots);
@@ -209,6 +222,13 @@ void run_serve(ServeArgs a) {
                model->id().c_str(), static_cast<long long>(service->n_ctx()), a.service.n_slots,
                a.service.batching ? "batched on" : "x", a.service.n_threads,
                a.http.api_key.empty() ? "" : ", API key required");
+  if (a.service.speculation.enabled()) {
+    std::fprintf(stderr, "afm serve: speculative decoding with %s%s%s (up to %d drafted tokens)\n",
+                 a.speculation.lookup > 0 ? "prompt lookup" : "",
+                 a.speculation.lookup > 0 && a.service.speculation.draft ? " and " : "",
+                 a.service.speculation.draft ? a.speculation.draft.c_str() : "",
+                 a.speculation.draft_max);
+  }
   std::fprintf(stderr, "listening on http://%s:%d\n", a.http.host.c_str(), http.port());
 
   std::atomic<bool> server_ended{false};
@@ -251,6 +271,7 @@ void setup_serve(CLI::App& root) {
   cmd->add_option("-c,--ctx-size", a->service.n_ctx,
                   "Context size per slot in tokens (default 0: the model's, <= 4096)")
       ->check(at_least(0));
+  add_speculation_options(cmd, a->speculation);
   add_threads_option(cmd, a->service.n_threads,
                      "Compute threads (default 0: the physical cores; with --no-batching per "
                      "slot, the cores divided among the slots); capped at the available CPUs");

@@ -40,6 +40,30 @@ void add_engine_options(CLI::App* cmd, EngineArgs& a) {
       ->check(between(-100, 100));
 }
 
+void add_speculation_options(CLI::App* cmd, SpeculationArgs& a) {
+  cmd->add_option("--draft,--model-draft", a.draft,
+                  "Draft model GGUF with the model's vocabulary: speculative decoding (the "
+                  "output is the same; docs/speculative.md)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--lookup", a.lookup,
+                  "Prompt lookup: draft tokens by matching the last N-gram (N <= this) against "
+                  "the prompt and output so far (0 = off)")
+      ->capture_default_str()
+      ->check(between(0, 16));
+  cmd->add_option("--draft-max", a.draft_max,
+                  "Most drafted tokens per verification pass (adapts below it)")
+      ->capture_default_str()
+      ->check(between(1, 32));
+}
+
+SpeculationConfig speculation_config(const SpeculationArgs& a) {
+  SpeculationConfig c;
+  c.lookup = a.lookup;
+  c.max_draft = a.draft_max;
+  if (!a.draft.empty()) c.draft = LoadedModel::load(a.draft);
+  return c;
+}
+
 void add_sampling_options(CLI::App* cmd, sample::SamplerConfig& c) {
   cmd->add_option("--temp", c.temperature, "Temperature; 0 = greedy")
       ->capture_default_str()

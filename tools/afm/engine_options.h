@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "framework/speculator.h"
 #include "model/context.h"
 #include "model/model.h"
 #include "sample/sampler.h"
@@ -24,7 +25,19 @@ struct EngineArgs {
   float adapter_scale = 1.0f; // --adapter-scale: s = alpha / rank x this
 };
 
+// Speculative decoding (docs/speculative.md): --draft/--model-draft MODEL, --lookup N,
+// --draft-max N.
+struct SpeculationArgs {
+  std::string draft;  // "" : no draft model
+  int lookup = 0;     // longest n-gram of prompt lookup (0: off)
+  int draft_max = 8;  // most drafted tokens per verification pass
+};
+
 void add_engine_options(CLI::App* cmd, EngineArgs& args);
+void add_speculation_options(CLI::App* cmd, SpeculationArgs& args);
+// The configuration for these arguments, loading the draft model (Error naming its file).
+// Not yet checked against the target: check_speculation does that.
+SpeculationConfig speculation_config(const SpeculationArgs& args);
 void add_sampling_options(CLI::App* cmd, sample::SamplerConfig& config);
 // -t/--threads with the range check; `help` says what the count applies to.
 CLI::Option* add_threads_option(CLI::App* cmd, int& threads, const std::string& help);

@@ -1,0 +1,183 @@
+#include "framework/speculator.h"
+
+#include <algorithm>
+#include <string>
+
+#include "base/error.h"
+#include "framework/prompt_lookup.h"
+
+namespace afm {
+namespace {
+
+constexpr int kMaxLookup = 16;
+constexpr int kMaxDraft = 32;
+constexpr size_t kMaxProposal = 64;  // forced runs included
+constexpr int kMissesBeforePause = 3;
+constexpr int kFirstPause = 8, kLongestPause = 256;
+
+void check_same_vocabulary(const model::Model& target, const tokenizer::Tokenizer& a,
+                           const LoadedModel& draft) {
+  const tokenizer::Tokenizer& b = draft.tokenizer();
+  const int64_t na = target.hparams().n_vocab, nb = draft.weights()->hparams().n_vocab;
+  if (a.vocab_size() != b.vocab_size() || na != nb) {
+    throw_error(ErrorCode::kInvalidArgument,
+                "the draft model " + draft.path() + " has another vocabulary: " +
+                    std::to_string(b.vocab_size()) + " tokens (" + std::to_string(nb) +
+                    " logits) against the target's " + std::to_string(a.vocab_size()) + " (" +
+                    std::to_string(na) + ")");
+  }
+  for (int32_t id = 0; id < a.vocab_size(); ++id) {
+    if (a.token_bytes(id) != b.token_bytes(id)) {
+      throw_error(ErrorCode::kInvalidArgument,
+                  "the draft model " + draft.path() + " has another vocabulary: token " +
+                      std::to_string(id) + " differs from the target's");
+    }
+  }
+}
+
+}  // namespace
+
+void check_speculation(const SpeculationConfig& config, const LoadedModel& target) {
+  check_speculation(config, *target.weights(), target.tokenizer());
+}
+
+void check_speculation(const SpeculationConfig& config, const model::Model& target,
+                       const tokenizer::Tokenizer& target_tokenizer) {
+  if (config.lookup < 0 || config.lookup > kMaxLookup) {
+    throw_error(ErrorCode::kInvalidArgument, "lookup must be in [0, " + std::to_string(kMaxLookup) +
+                                                 "], got " + std::to_string(config.lookup));
+  }
+  if (config.max_draft < 1 || config.max_draft > kMaxDraft) {
+    throw_error(ErrorCode::kInvalidArgument, "draft length must be in [1, " +
+                                                 std::to_string(kMaxDraft) + "], got " +
+                                                 std::to_string(config.max_draft));
+  }
+  if (config.draft) check_same_vocabulary(target, target_tokenizer, *config.draft);
+}
+
+SpeculationStats& SpeculationStats::operator+=(const SpeculationStats& o) {
+  rounds += o.rounds;
+  proposed += o.proposed;
+  accepted += o.accepted;
+  forced += o.forced;
+  return *this;
+}
+
+Speculator::Speculator(SpeculationConfig config, const model::ContextOptions& draft_context)
+    : config_(std::move(config)), length_(std::min(4, config_.max_draft)) {
+  if (config_.draft) {
+    model::ContextOptions o = draft_context;
+    o.adapter = nullptr;  // adapters belong to the target
+    draft_ = std::make_unique<Sequence>(config_.draft->weights(), o);
+  }
+}
+
+Speculator::~Speculator() = default;
+
+std::vector<int32_t> Speculator::propose(std::span<const int32_t> context, size_t room,
+                                         DraftGuide& guide) {
+  last_.clear();
+  is_forced_.clear();
+  forced_.clear();
+  const bool paused = pause_ > 0;
+  if (paused) --pause_;
+  const int drafted_limit = paused ? 0 : length_;
+  scratch_.assign(context.begin(), context.end());
+  int drafted = 0;
+  size_t next_forced = 0;
+  while (last_.size() < std::min(room, kMaxProposal)) {
+    if (next_forced == forced_.size()) {
+      forced_ = guide.forced();
+      next_forced = 0;
+    }
+    std::optional<int32_t> token;
+    bool forced = false;
+    if (next_forced < forced_.size() && guide.allows(forced_[next_forced])) {
+      token = forced_[next_forced++];
+      forced = true;
+    } else {
+      forced_.clear();
+      next_forced = 0;
+      if (drafted >= drafted_limit) break;
+      if (config_.lookup > 0) token = prompt_lookup_next(scratch_, config_.lookup);
+      if (!token && draft_) token = draft_model_next(scratch_, guide);
+      if (!token || !guide.allows(*token)) break;
+      ++drafted;
+    }
+    guide.advance(*token);
+    last_.push_back(*token);
+    is_forced_.push_back(forced);
+    scratch_.push_back(*token);
+  }
+  return last_;
+}
+
+std::span<const float> Speculator::draft_logits(std::span<const int32_t> context) {
+  // A few new tokens (the usual case between rounds) are evaluated as single-token passes
+  // would evaluate them (Sequence::extend), so a draft sharing the target's weights reproduces
+  // its logits bit for bit; a long new stretch (a new prompt) is prefilled like the target's.
+  constexpr size_t kExactCatchUp = 16;
+  size_t keep = std::min(draft_->shared_prefix(context), context.size() - 1);
+  if (context.size() - keep > kExactCatchUp) {
+    // The target prefilled everything but the token just sampled; mirror it.
+    draft_->prefill(context.first(context.size() - 1));
+    keep = context.size() - 1;
+  }
+  draft_->truncate(keep);
+  const std::span<const float> rows = draft_->extend(context.subspan(keep));
+  const size_t n_vocab = static_cast<size_t>(config_.draft->weights()->hparams().n_vocab);
+  return rows.last(n_vocab);
+}
+
+std::optional<int32_t> Speculator::draft_model_next(std::span<const int32_t> context,
+                                                    DraftGuide& guide) {
+  if (context.empty() || static_cast<int64_t>(context.size()) >= draft_->n_ctx()) {
+    return std::nullopt;
+  }
+  const std::span<const float> logits = draft_logits(context);
+  const auto best = std::max_element(logits.begin(), logits.end());
+  const auto argmax = static_cast<int32_t>(best - logits.begin());
+  if (guide.allows(argmax)) return argmax;
+  // The draft's favourite is not allowed here: its best allowed token instead.
+  std::optional<int32_t> pick;
+  for (size_t t = 0; t < logits.size(); ++t) {
+    const auto id = static_cast<int32_t>(t);
+    if ((!pick || logits[t] > logits[static_cast<size_t>(*pick)]) && guide.allows(id)) pick = id;
+  }
+  return pick;
+}
+
+void Speculator::record(size_t accepted) {
+  accepted = std::min(accepted, last_.size());
+  if (last_.empty()) return;
+  ++stats_.rounds;
+  size_t drafted = 0, drafted_ok = 0;
+  for (size_t i = 0; i < last_.size(); ++i) {
+    if (is_forced_[i]) {
+      stats_.forced += i < accepted ? 1 : 0;
+      continue;
+    }
+    ++drafted;
+    drafted_ok += i < accepted ? 1 : 0;
+  }
+  stats_.proposed += drafted;
+  stats_.accepted += drafted_ok;
+  if (drafted == 0) return;
+  if (drafted_ok == drafted) {
+    length_ = std::min(length_ + 2, config_.max_draft);
+  } else {
+    length_ = std::max(1, static_cast<int>(drafted_ok) + 1);
+  }
+  if (drafted_ok > 0) {
+    misses_ = 0;
+    next_pause_ = kFirstPause;
+  } else if (++misses_ >= kMissesBeforePause) {
+    misses_ = 0;
+    pause_ = next_pause_;
+    next_pause_ = std::min(next_pause_ * 2, kLongestPause);
+  }
+  last_.clear();
+  is_forced_.clear();
+}
+
+}  // namespace afm

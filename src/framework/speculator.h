@@ -1,0 +1,110 @@
+// Speculative decoding's proposal side: drafts a few tokens that the target model then checks
+// in one forward pass (ResponseDecoder verifies them; see docs/speculative.md).
+//
+// Sources, tried in this order at each drafted position:
+//   1. the grammar (jump-forward): where the grammar forces the next bytes (the keys and
+//      punctuation of a JSON object), their tokenization is proposed without running anything;
+//   2. prompt lookup (prompt_lookup.h), when SpeculationConfig::lookup > 0;
+//   3. a draft model (greedy, confined to the grammar's mask), when one is configured.
+// A proposal ends at the first position no source fills, at a token the guide refuses, or at
+// the adaptive length.
+//
+// Exactness: drafts are point proposals (one token, probability 1), so "sample the target's
+// token with its own sampler and accept the draft while they agree" is rejection sampling with
+// a deterministic proposal: the output is the target's distribution exactly, and with the same
+// seed token for token what plain decoding gives (the verification rows are bit-identical to
+// one-token passes, Sequence::extend).
+//
+// Adaptive length: the number of non-forced tokens proposed grows while whole drafts are
+// accepted and falls to one more than the accepted count after a miss; after several rounds
+// in a row with nothing accepted, drafting pauses for a growing number of tokens (8 .. 256), so
+// a draft that never matches costs a few percent at most. Forced tokens are proposed whatever
+// the length and the pause (their tokenization is nearly always the model's).
+//
+// Errors: check_speculation throws Error(kInvalidArgument) naming the problem (a draft model
+// whose vocabulary differs from the target's, lookup or length out of range).
+// Thread safety: one Speculator per sequence, single-threaded; it keeps the draft model's KV
+// cache between turns (prefix reuse), like the target's Sequence.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "framework/loaded_model.h"
+#include "framework/sequence.h"
+#include "model/context.h"
+
+namespace afm {
+
+struct SpeculationConfig {
+  int lookup = 0;                            // longest n-gram prompt lookup matches (0: off)
+  std::shared_ptr<const LoadedModel> draft;  // draft model (null: none)
+  int max_draft = 8;                         // most non-forced tokens proposed per round
+  bool enabled() const { return lookup > 0 || draft != nullptr; }
+};
+
+// Validates `config` for `target`: lookup in [0, 16], max_draft in [1, 32], and a draft model
+// with exactly the target's vocabulary (same size and every token's bytes).
+void check_speculation(const SpeculationConfig& config, const model::Model& target,
+                       const tokenizer::Tokenizer& target_tokenizer);
+void check_speculation(const SpeculationConfig& config, const LoadedModel& target);
+
+// Counters over a Speculator's life (and, summed, over a server's).
+struct SpeculationStats {
+  uint64_t rounds = 0;    // verification passes that carried at least one drafted token
+  uint64_t proposed = 0;  // tokens drafted by lookup or the draft model
+  uint64_t accepted = 0;  // of those, tokens the target sampled too
+  uint64_t forced = 0;    // tokens proposed from the grammar's forced bytes and accepted
+  SpeculationStats& operator+=(const SpeculationStats& o);
+};
+
+// What the decoder knows about the next drafted position: which tokens its grammar allows.
+// The Speculator calls allows()/forced() for a position, then advance() with the token it
+// proposes there; the decoder undoes the advances before verification.
+class DraftGuide {
+ public:
+  virtual ~DraftGuide() = default;
+  // Tokens spelling the bytes the grammar forces next (jump-forward; empty: none forced).
+  virtual std::vector<int32_t> forced() = 0;
+  // Whether `token` may be drafted next: allowed by the grammar and not a token that ends the
+  // answer, a tool block or the turn (those are left to ordinary decoding).
+  virtual bool allows(int32_t token) = 0;
+  virtual void advance(int32_t token) = 0;
+};
+
+class Speculator {
+ public:
+  // draft_context: how the draft model's sequence runs (threads or a batch engine, n_ctx);
+  // ignored without a draft model. Validates nothing: call check_speculation first.
+  Speculator(SpeculationConfig config, const model::ContextOptions& draft_context);
+  ~Speculator();
+
+  // Proposes at most `room` tokens to follow `context` (every token the target holds plus the
+  // one just sampled).
+  std::vector<int32_t> propose(std::span<const int32_t> context, size_t room, DraftGuide& guide);
+  // After verifying the last proposal: `accepted` of its first tokens were sampled too.
+  void record(size_t accepted);
+  const SpeculationStats& stats() const { return stats_; }
+  int draft_length() const { return length_; }
+
+ private:
+  std::optional<int32_t> draft_model_next(std::span<const int32_t> context, DraftGuide& guide);
+  // The draft model's logits after `context` (its cache is brought to hold exactly it).
+  std::span<const float> draft_logits(std::span<const int32_t> context);
+
+  SpeculationConfig config_;
+  std::unique_ptr<Sequence> draft_;        // the draft model's KV cache (null: no draft model)
+  std::vector<int32_t> scratch_;           // context + the proposal so far
+  std::vector<int32_t> last_;              // the last proposal; is_forced_ marks grammar tokens
+  std::vector<bool> is_forced_;
+  std::vector<int32_t> forced_;            // the grammar's forced tokens not yet proposed
+  int length_;                             // adaptive count of non-forced tokens per round
+  int misses_ = 0;                         // rounds in a row with nothing accepted
+  int pause_ = 0, next_pause_ = 8;         // plain tokens left before drafting again
+  SpeculationStats stats_;
+};
+
+}  // namespace afm
