@@ -47,6 +47,25 @@ Json usage_json(const ChatResult& r) {
   return u;
 }
 
+// Server-side timings, as llama-server reports them (not part of OpenAI's schema; clients that
+// do not know the field ignore it): prompt and generation time, and speculative drafting.
+Json timings_json(const ChatResult& r) {
+  const int64_t evaluated = r.prompt_tokens - r.cached_prompt_tokens;
+  Json t;
+  t["prompt_n"] = evaluated;
+  t["prompt_ms"] = r.prefill_ms;
+  t["predicted_n"] = r.completion_tokens;
+  t["predicted_ms"] = r.decode_ms;
+  t["predicted_per_second"] = r.decode_ms > 0 ? 1000.0 * r.completion_tokens / r.decode_ms : 0.0;
+  if (r.speculation.rounds > 0 || r.speculation.proposed > 0) {
+    t["draft_n"] = r.speculation.proposed;
+    t["draft_n_accepted"] = r.speculation.accepted;
+    t["forced_n_accepted"] = r.speculation.forced;
+    t["verification_passes"] = r.speculation.rounds;
+  }
+  return t;
+}
+
 Json tool_calls_json(const std::vector<ToolCall>& calls) {
   Json out = Json::array();
   for (const ToolCall& c : calls) {
@@ -108,6 +127,7 @@ Json completion_json(const CompletionMeta& meta, const ChatResult& result, bool 
   out["choices"] = Json::array({std::move(choice)});
   out["usage"] = usage_json(result);
   out["system_fingerprint"] = nullptr;
+  out["timings"] = timings_json(result);
   return out;
 }
 
@@ -157,7 +177,9 @@ std::string SseEncoder::finish(const ChatResult& result) const {
     for (auto& [k, v] : call.items()) indexed[k] = v;
     out += sse_data(chunk({{"tool_calls", Json::array({std::move(indexed)})}}, nullptr));
   }
-  out += sse_data(chunk(Json::object(), client_finish_reason(result)));
+  Json finish = chunk(Json::object(), client_finish_reason(result));
+  finish["timings"] = timings_json(result);
+  out += sse_data(finish);
   if (include_usage_) {
     Json last = chunk(Json::object(), nullptr);
     last["choices"] = Json::array();
