@@ -9,6 +9,7 @@
 #include <deque>
 #include <cstdio>
 #include <mutex>
+#include <utility>
 
 #include "base/cpu_count.h"
 #include "base/error.h"
@@ -68,6 +69,7 @@ class ChatService::Slots {
     for (int i = 0; i < n_slots; ++i) {
       sequences_.push_back(make_sequence(default_adapter_));
       busy_.push_back(false);
+      last_used_.push_back(0);
       if (o.speculation.enabled()) {
         speculators_.push_back(std::make_unique<Speculator>(o.speculation, draft_options_));
       }
@@ -93,17 +95,9 @@ class ChatService::Slots {
       }
     }
     waiting_.pop_front();
-    // A slot on the same adapter with the longest shared prefix; else any free slot.
-    size_t best = sequences_.size();
-    int64_t best_score = -2;
-    for (size_t i = 0; i < sequences_.size(); ++i) {
-      if (busy_[i]) continue;
-      const int64_t score = runs(*sequences_[i], adapter)
-                                ? static_cast<int64_t>(sequences_[i]->shared_prefix(tokens))
-                                : -1;
-      if (score > best_score) best = i, best_score = score;
-    }
+    const auto [best, best_score] = choose_slot(tokens, adapter);
     busy_[best] = true;
+    last_used_[best] = ++clock_;
     if (engine_) engine_->join();
     cv_.notify_all();
     lock.unlock();
@@ -140,6 +134,32 @@ class ChatService::Slots {
   }
 
  private:
+  // The free slot for `tokens`: the one on the same adapter sharing the longest prefix (the
+  // least recently used among equals), unless that would throw away most of a cached
+  // conversation to reuse a short common start (the chat template's preamble) while an empty
+  // slot is free: then the empty one, so the other conversation keeps its cache. Returns the
+  // slot and its shared prefix (-1: another adapter, the slot is rebuilt).
+  std::pair<size_t, int64_t> choose_slot(std::span<const int32_t> tokens,
+                                         const ChatAdapter& adapter) const {
+    size_t best = sequences_.size(), empty = sequences_.size();
+    int64_t best_score = -2;
+    for (size_t i = 0; i < sequences_.size(); ++i) {
+      if (busy_[i]) continue;
+      const int64_t score = runs(*sequences_[i], adapter)
+                                ? static_cast<int64_t>(sequences_[i]->shared_prefix(tokens))
+                                : -1;
+      if (score > best_score || (score == best_score && last_used_[i] < last_used_[best])) {
+        best = i, best_score = score;
+      }
+      if (sequences_[i]->tokens().empty() && empty == sequences_.size()) empty = i;
+    }
+    const int64_t held = static_cast<int64_t>(sequences_[best]->tokens().size());
+    if (empty != sequences_.size() && empty != best && 2 * std::max<int64_t>(best_score, 0) < held) {
+      return {empty, runs(*sequences_[empty], adapter) ? 0 : -1};
+    }
+    return {best, best_score};
+  }
+
   size_t free_count() const { return static_cast<size_t>(std::count(busy_.begin(), busy_.end(), false)); }
 
   static bool runs(const Sequence& s, const ChatAdapter& a) {
@@ -182,6 +202,8 @@ class ChatService::Slots {
   std::condition_variable cv_;
   std::vector<std::unique_ptr<Sequence>> sequences_;
   std::vector<bool> busy_;
+  std::vector<uint64_t> last_used_;  // clock_ when each slot was last taken
+  uint64_t clock_ = 0;
   uint64_t next_ticket_ = 0;
   std::deque<uint64_t> waiting_;  // tickets in arrival order
 };

@@ -116,6 +116,27 @@ TEST(ChatService, AFollowUpRequestReusesTheCachedPrefix) {
   EXPECT_LT(second.cached_prompt_tokens, second.prompt_tokens);
 }
 
+// Two slots, two conversations that share only the template's preamble: the second takes the
+// empty slot instead of the first conversation's, so both follow-ups find their caches.
+TEST(ChatService, ANewConversationTakesAnEmptySlotBeforeEvictingAnother) {
+  ChatServiceOptions o;
+  o.n_slots = 2;
+  ChatService service(model(), o);
+  ChatRequest a = request("Name a color and say why you like it.");
+  ChatRequest b = request("Which animals live in the desert?");
+  b.messages[0].content = "You answer questions about nature.";
+  a.max_tokens = b.max_tokens = 8;
+  for (ChatRequest* r : {&a, &b}) {
+    const ChatResult first = service.complete(*r);
+    r->messages.push_back({"assistant", first.text});
+    r->messages.push_back({"user", "And then?"});
+  }
+  for (const ChatRequest* r : {&a, &b}) {
+    const ChatResult next = service.complete(*r);
+    EXPECT_GT(next.cached_prompt_tokens, next.prompt_tokens / 2) << r->messages[1].content;
+  }
+}
+
 TEST(ChatService, ReturningFalseFromOnDeltaCancels) {
   ChatService service(model(), {});
   ChatRequest r = request("Ana Lima is a 34-year-old nurse who lives in Lisbon.");
