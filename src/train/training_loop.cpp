@@ -30,6 +30,7 @@ using Clock = std::chrono::steady_clock;
 struct StepLoss {
   torch::Tensor total;  // what backward() runs on
   torch::Tensor lm;     // the language-model loss alone (detached; read once per step)
+  std::vector<std::pair<std::string, torch::Tensor>> terms;  // an objective's, for the log
 };
 
 TrainBatch to_device(TrainBatch b, const torch::Device& device) {
@@ -42,20 +43,44 @@ TrainBatch to_device(TrainBatch b, const torch::Device& device) {
   return b;
 }
 
-StepLoss batch_loss(LanguageModel& model, const TrainBatch& batch, bool autocast) {
+StepLoss batch_loss(LanguageModel& model, const TrainBatch& batch, bool autocast,
+                    Objective* objective) {
   AutocastGuard guard(autocast, batch.input.device().type());
+  if (objective != nullptr) {
+    ObjectiveLoss l = objective->loss(model, batch);
+    return {l.total + model.aux_loss(), l.total.detach(), std::move(l.terms)};
+  }
   torch::Tensor lm = language_model_loss(model, batch);
-  return {lm + model.aux_loss(), lm.detach()};
+  return {lm + model.aux_loss(), lm.detach(), {}};
 }
 
-double evaluate(LanguageModel& model, const BatchSource& data, const torch::Device& device,
-                bool autocast) {
+// The evaluation record's fields; "val_loss" is always one of them.
+nlohmann::json evaluate(LanguageModel& model, const BatchSource& data, const torch::Device& device,
+                        bool autocast, Objective* objective) {
   torch::NoGradGuard no_grad;
+  if (objective != nullptr) {
+    AutocastGuard guard(autocast, device.type());
+    nlohmann::json r = objective->evaluate(
+        model, [&](int64_t i) { return to_device(data.eval(i), device); }, data.eval_count());
+    AFM_CHECK(r.contains("val_loss") && r["val_loss"].is_number());
+    return r;
+  }
   double sum = 0;
   for (int64_t i = 0; i < data.eval_count(); ++i) {
-    sum += batch_loss(model, to_device(data.eval(i), device), autocast).lm.item<double>();
+    sum += batch_loss(model, to_device(data.eval(i), device), autocast, nullptr).lm.item<double>();
   }
-  return sum / static_cast<double>(std::max<int64_t>(1, data.eval_count()));
+  const double val = sum / static_cast<double>(std::max<int64_t>(1, data.eval_count()));
+  return {{"val_loss", val}, {"val_ppl", std::exp(val)}};
+}
+
+// Sums an objective's logged terms over a step's micro-batches.
+void add_terms(std::vector<std::pair<std::string, torch::Tensor>>& sums,
+               const std::vector<std::pair<std::string, torch::Tensor>>& terms) {
+  if (sums.empty()) {
+    for (const auto& [name, value] : terms) sums.emplace_back(name, value.to(torch::kFloat64));
+    return;
+  }
+  for (size_t i = 0; i < terms.size(); ++i) sums[i].second += terms[i].second.to(torch::kFloat64);
 }
 
 std::string status_line(double loss, double tok_per_s, double mfu) {
@@ -91,7 +116,7 @@ torch::Tensor language_model_loss(LanguageModel& model, const TrainBatch& batch)
 }
 
 RunResult run_training(const TrainConfig& c, const RunOptions& run, const ModelFactory& make_model,
-                       const BatchSource& data) {
+                       const BatchSource& data, Objective* objective) {
   // Before any tensor work: libtorch sizes its thread pool on first use.
   const CpuSetup cpu = configure_cpu(run.threads, run.cpu_bf16);
   DataParallel dp(rank_layout_from_environment());
@@ -143,23 +168,29 @@ RunResult run_training(const TrainConfig& c, const RunOptions& run, const ModelF
     last = {step, loss};
     save_checkpoint(c.out_dir, *model, opt, last, config_json);
   };
-  if (step == 0 && log && c.eval_every > 0) {  // the starting point, for fine-tuning above all
-    const double val = evaluate(*model, data, device, autocast);
-    log->write({{"step", 0}, {"val_loss", val}, {"val_ppl", std::exp(val)}});
-  }
+  auto write_evaluation = [&](int64_t at) {
+    nlohmann::json record = {{"step", at}};
+    record.update(evaluate(*model, data, device, autocast, objective));
+    result.val_loss = record["val_loss"].get<double>();
+    log->write(record);
+  };
+  if (step == 0 && log && c.eval_every > 0) write_evaluation(0);  // the starting point
   while (step < c.optim.steps) {
     const double lr = learning_rate_at(step, c.optim.lr, c.optim.min_lr, c.optim.warmup_steps,
                                        c.optim.steps);
     opt.set_lr(lr);
     opt.zero_grad();
     torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().device(device));
+    std::vector<std::pair<std::string, torch::Tensor>> term_sums;
     for (int64_t micro = 0; micro < c.optim.grad_accum; ++micro) {
       // Micro-batch m of rank r is global micro-batch m * world + r: W ranks with A
       // micro-batches each see exactly the batches of one rank with W * A.
       const int64_t global_micro = micro * dp.world_size() + dp.rank();
-      StepLoss l = batch_loss(*model, to_device(data.train(step, global_micro), device), autocast);
+      StepLoss l = batch_loss(*model, to_device(data.train(step, global_micro), device), autocast,
+                              objective);
       (l.total / static_cast<double>(c.optim.grad_accum)).backward();
       loss_sum += l.lm.to(torch::kFloat32);
+      add_terms(term_sums, l.terms);
     }
     dp.average_gradients(model->trainable_tensors());
     const double loss =
@@ -186,15 +217,22 @@ RunResult run_training(const TrainConfig& c, const RunOptions& run, const ModelF
       bar->set_detail(status_line(loss, result.tokens_per_second, result.mfu));
       bar->update(static_cast<uint64_t>(step));
     }
-    if (log && (step % c.log_every == 0 || step == c.optim.steps))
-      log->write({{"step", step}, {"loss", loss}, {"lr", lr}, {"grad_norm", grad_norm},
-                 {"tokens", step * tokens_per_step}, {"tokens_per_s", result.tokens_per_second},
-                 {"mfu", result.mfu}, {"elapsed_s", secs}});
-    if (log && ((c.eval_every > 0 && step % c.eval_every == 0) || step == c.optim.steps)) {
-      result.val_loss = evaluate(*model, data, device, autocast);
-      log->write({{"step", step}, {"val_loss", result.val_loss},
-                 {"val_ppl", std::exp(result.val_loss)}});
+    if (log && (step % c.log_every == 0 || step == c.optim.steps)) {
+      nlohmann::json record = {{"step", step},
+                               {"loss", loss},
+                               {"lr", lr},
+                               {"grad_norm", grad_norm},
+                               {"tokens", step * tokens_per_step},
+                               {"tokens_per_s", result.tokens_per_second},
+                               {"mfu", result.mfu},
+                               {"elapsed_s", secs}};
+      // This rank's micro-batches (the loss above is averaged over ranks).
+      for (const auto& [name, sum] : term_sums)
+        record[name] = sum.item<double>() / static_cast<double>(c.optim.grad_accum);
+      log->write(record);
     }
+    if (log && ((c.eval_every > 0 && step % c.eval_every == 0) || step == c.optim.steps))
+      write_evaluation(step);
     const bool stopping = run.stop_after > 0 && steps_this_run >= run.stop_after;
     if ((c.checkpoint_every > 0 && step % c.checkpoint_every == 0) || step == c.optim.steps ||
         stopping)

@@ -3,7 +3,8 @@
 // with AVX512-BF16), held-out loss every eval_every steps, JSONL logs and a progress bar,
 // atomic checkpoints with exact resume, data parallelism over processes (data_parallel.h).
 // What differs between the two is where batches come from (BatchSource) and where the model
-// starts (a seeded initialisation or a GGUF file).
+// starts (a seeded initialisation or a GGUF file); distillation also brings its own loss and
+// held-out metrics (objective.h).
 //
 // Contract: run_training() resumes from <out_dir>/checkpoint.pt when it exists (unless
 // `fresh`), so a killed run continues with the same batches and the same next-step loss. A
@@ -20,6 +21,7 @@
 #include <torch/torch.h>
 
 #include "train/language_model.h"
+#include "train/objective.h"
 #include "train/torch_ops.h"
 #include "train/trainer.h"
 
@@ -51,9 +53,11 @@ class BatchSource {
 using ModelFactory = std::function<std::shared_ptr<LanguageModel>()>;
 
 // `config` supplies the optimiser, schedule, evaluation, logging and checkpoint settings and
-// the model config written to checkpoints; the model itself comes from `make_model`.
+// the model config written to checkpoints; the model itself comes from `make_model`. Without an
+// `objective` the loss is language_model_loss() and evaluations log val_loss and val_ppl.
 RunResult run_training(const TrainConfig& config, const RunOptions& options,
-                       const ModelFactory& make_model, const BatchSource& data);
+                       const ModelFactory& make_model, const BatchSource& data,
+                       Objective* objective = nullptr);
 
 // Mean cross-entropy of the batch's targets (ignoring -100) under `model`.
 torch::Tensor language_model_loss(LanguageModel& model, const TrainBatch& batch);

@@ -116,7 +116,7 @@ std::vector<std::string> without_flag(const std::vector<std::string>& args,
   return out;
 }
 
-// `afm train sft|adapter --data F.jsonl ...`: renders F with the base model's template into
+// `afm train sft|adapter|draft --data F.jsonl ...`: renders F with the base model's template into
 // <out>/data (as `afm data sft` does: conversations up to --seq-len + 1 tokens, --val-fraction
 // held out (default 0.05), --seed), then runs `afm-train sft|adapter` on that folder with the
 // other arguments unchanged. A --data folder is passed through as it is.
@@ -130,7 +130,9 @@ void run_finetune_front_end(const std::string& command, std::vector<std::string>
     o.model = base;
     o.input = data;
     o.out_dir = (fs::path(out) / "data").string();
-    o.max_tokens = number_flag<int64_t>(args, "--seq-len", 512) + 1;
+    // `afm train draft` also takes --seq (its default row is 256 positions).
+    const int64_t seq = command == "draft" ? number_flag<int64_t>(args, "--seq", 256) : 512;
+    o.max_tokens = number_flag<int64_t>(args, "--seq-len", seq) + 1;
     o.seed = number_flag<uint64_t>(args, "--seed", o.seed);
     const data::SftRenderSummary s = data::render_sft_jsonl(o);
     std::fprintf(stderr,
@@ -173,6 +175,14 @@ void setup_train_pretrain(CLI::App& train) {
   adapter->prefix_command();
   adapter->set_help_flag();
   adapter->callback([adapter] { run_finetune_front_end("adapter", adapter->remaining()); });
+  CLI::App* draft = train.add_subcommand(
+      "draft",
+      "Distil a small draft model for speculative decoding from a base GGUF: --data "
+      "F.jsonl is rendered with the base's chat template first (afm data sft), then "
+      "afm-train draft runs and writes <out>/model.gguf; see its --help");
+  draft->prefix_command();
+  draft->set_help_flag();
+  draft->callback([draft] { run_finetune_front_end("draft", draft->remaining()); });
 }
 
 void setup_train_export(CLI::App& train) {

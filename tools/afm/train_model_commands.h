@@ -1,4 +1,4 @@
-// `afm train pretrain`, `afm train sft` and `afm train export`: front-ends for the libtorch trainer, which lives
+// `afm train pretrain`, `afm train sft`, `afm train draft` and `afm train export`: front-ends for the libtorch trainer, which lives
 // in its own binary `afm-train` next to `afm` (the runtime never links libtorch).
 #pragma once
 

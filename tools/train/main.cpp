@@ -1,5 +1,5 @@
-// `afm-train`: the libtorch trainer (`afm train pretrain|export|sft|adapter` run it). Kept out of the `afm`
-// binary so that the runtime never links libtorch.
+// `afm-train`: the libtorch trainer (`afm train pretrain|export|sft|adapter|draft` run it). Kept
+// out of the `afm` binary so that the runtime never links libtorch.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "draft_command.h"
 #include "gguf/types.h"
 #include "launcher.h"
 #include "train/checkpoint.h"
@@ -243,6 +244,7 @@ int main(int argc, char** argv) {
   add_sft(app, sft);
   AdapterArgs adapter;
   add_adapter(app, adapter);
+  add_draft_command(app);
   int rloo_status = 0;
 #ifdef AFM_TRAIN_WITH_RL
   add_rloo_commands(app, argc, argv, rloo_status);
