@@ -83,11 +83,7 @@ class ResponseDecoder::Turn : public DraftGuide {
       if (!emit(token, seq, logits)) break;
     }
     close_round(seq);
-    if (plan_.speculator) {
-      const SpeculationStats& after = plan_.speculator->stats();
-      result_.speculation = {after.rounds - before.rounds, after.proposed - before.proposed,
-                             after.accepted - before.accepted, after.forced - before.forced};
-    }
+    if (plan_.speculator) result_.speculation = plan_.speculator->stats() - before;
     return std::move(result_);
   }
 

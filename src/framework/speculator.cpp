@@ -63,6 +63,10 @@ SpeculationStats& SpeculationStats::operator+=(const SpeculationStats& o) {
   return *this;
 }
 
+SpeculationStats SpeculationStats::operator-(const SpeculationStats& o) const {
+  return {rounds - o.rounds, proposed - o.proposed, accepted - o.accepted, forced - o.forced};
+}
+
 Speculator::Speculator(SpeculationConfig config, const model::ContextOptions& draft_context)
     : config_(std::move(config)), length_(std::min(4, config_.max_draft)) {
   if (config_.draft) {

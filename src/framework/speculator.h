@@ -59,6 +59,7 @@ struct SpeculationStats {
   uint64_t accepted = 0;  // of those, tokens the target sampled too
   uint64_t forced = 0;    // tokens proposed from the grammar's forced bytes and accepted
   SpeculationStats& operator+=(const SpeculationStats& o);
+  SpeculationStats operator-(const SpeculationStats& o) const;  // counts since `o`
 };
 
 // What the decoder knows about the next drafted position: which tokens its grammar allows.

@@ -1,5 +1,6 @@
 """Speculative decoding through the CLI and the server on the shipped model: `afm generate` and
-`afm respond --schema` with --lookup and --draft print exactly what they print without, and
+`afm respond --schema` and `afm chat` (context shift too) with --lookup and --draft print exactly
+what they print without, and
 report drafted/accepted counts in --json; `afm serve --lookup N --model-draft M` answers through
 the official openai client exactly as `afm respond` does (streamed too) and exports the
 afm_speculative_* counters on /metrics; a draft with another vocabulary and out-of-range
@@ -44,6 +45,26 @@ def check_generate():
     assert self_draft["accepted"] >= 0.9 * self_draft["drafted"] > 0, self_draft
     sampled = ["--temp", "0.8", "--seed", "11"]
     assert afm_json(*base, *sampled, "--lookup", "3")["tokens"] == afm_json(*base, *sampled)["tokens"]
+
+
+def check_chat():
+    turns = "Tell me a story about a fox.\nAnd then?\n"
+    outputs = []
+    for extra in ([], ["--lookup", "3"], ["--draft", MODEL, "--lookup", "2"]):
+        r = subprocess.run([AFM, "chat", "-m", MODEL, "-n", "40", "--temp", "0", "-t", "2", *extra],
+                           input=turns, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        outputs.append(r.stdout)
+    assert outputs[0] and all(o == outputs[0] for o in outputs), outputs
+    # A context that fills: the oldest turns are dropped the same way.
+    shifted = []
+    for extra in ([], ["--lookup", "2"]):
+        r = subprocess.run([AFM, "chat", "-m", MODEL, "-c", "80", "--context-shift", "--temp", "0",
+                            "-t", "2", *extra], input="Tell me a story.\nMore.\n",
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        shifted.append(r.stdout)
+    assert shifted[0] == shifted[1], shifted
 
 
 def check_respond(schema_path):
@@ -124,6 +145,7 @@ def main():
         with open(schema_path, "w") as f:
             json.dump(SCHEMA, f)
         check_generate()
+        check_chat()
         expected = check_respond(schema_path)
         check_errors(tmp)
         check_server(expected)

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "framework/generation.h"
+#include "framework/token_evaluator.h"
 
 namespace afm::cli {
 namespace {
@@ -43,6 +44,10 @@ ChatConversation::ChatConversation(const Engine& engine, ChatTemplate chat_templ
       sampler_(sampling),
       stops_(end_of_generation_tokens(tokenizer_)),
       options_(std::move(options)) {
+  if (options_.speculation.enabled()) {
+    check_speculation(options_.speculation, *engine.model, tokenizer_);
+    speculator_ = std::make_unique<Speculator>(options_.speculation, context_options);
+  }
   reset();
 }
 
@@ -101,6 +106,7 @@ std::string ChatConversation::reply(const std::string& message,
     std::copy(out.begin(), out.end(), logits.begin());
   };
   keep(prefill(prompt));
+  TokenEvaluator evaluator(context_, speculator_.get(), stops_);
   std::vector<int32_t> reply;
   while (options_.max_tokens < 0 || static_cast<int64_t>(reply.size()) < options_.max_tokens) {
     const int32_t token = sampler_.sample(logits, cached_);
@@ -108,12 +114,15 @@ std::string ChatConversation::reply(const std::string& message,
     reply.push_back(token);
     if (on_token) on_token(token);
     if (static_cast<int64_t>(reply.size()) == options_.max_tokens) break;  // no need to evaluate
-    if (context_.n_past() < n_ctx()) {
-      keep(context_.eval(std::span<const int32_t>(&token, 1)));
+    if (!evaluator.full()) {
       cached_.push_back(token);
+      const int64_t remaining =
+          options_.max_tokens < 0 ? -1 : options_.max_tokens - static_cast<int64_t>(reply.size());
+      keep(evaluator.next(token, cached_, remaining));
       continue;
     }
     // Full: the token just sampled has no room.
+    evaluator.close_round();
     if (!options_.context_shift || !drop_oldest_turns(messages, prompt, reply.size()) ||
         needed(reply.size()) >= n_ctx()) {
       throw ContextFullError(needed(reply.size()), n_ctx(), options_.context_shift);
@@ -121,7 +130,9 @@ std::string ChatConversation::reply(const std::string& message,
     std::vector<int32_t> tokens = prompt;
     tokens.insert(tokens.end(), reply.begin(), reply.end());
     keep(prefill(tokens));
+    evaluator.reset();
   }
+  evaluator.close_round();
   std::string text = tokenizer_.decode(reply);
   messages.push_back({"assistant", text});
   messages_ = std::move(messages);

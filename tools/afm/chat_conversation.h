@@ -43,6 +43,7 @@ struct ConversationOptions {
   std::string system;       // system instructions; kept by reset() and by context shift
   int64_t max_tokens = -1;  // per reply; < 0: until the end of the turn
   bool context_shift = false;
+  SpeculationConfig speculation;  // speculative decoding (same replies; none when disabled)
 };
 
 class ChatConversation {
@@ -75,6 +76,7 @@ class ChatConversation {
   const tokenizer::Tokenizer& tokenizer_;
   ChatTemplate template_;
   model::Context context_;
+  std::unique_ptr<Speculator> speculator_;  // null without speculation
   sample::Sampler sampler_;
   std::vector<int32_t> stops_;
   ConversationOptions options_;

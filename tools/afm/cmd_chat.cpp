@@ -1,6 +1,6 @@
-// `afm chat -m MODEL [--system TEXT] [-n N] [--context-shift]`: a conversation on
-// stdin/stdout in the chat template named by the model's metadata (afm, ChatML, Llama-3;
-// others are an error naming the template). Each turn evaluates only the tokens after the
+// `afm chat -m MODEL [--system TEXT] [-n N] [--context-shift] [--lookup N] [--draft M]`: a
+// conversation on stdin/stdout in the chat template named by the model's metadata (afm,
+// ChatML, Llama-3; others are an error naming the template). Each turn evaluates only the tokens after the
 // prefix already in the KV cache (chat_conversation.h).
 //
 // Lines starting with '/' are commands (/help, /reset, /exit), never sent to the model; "//"
@@ -27,6 +27,7 @@ namespace {
 
 struct ChatArgs {
   EngineArgs engine;
+  SpeculationArgs speculation;
   sample::SamplerConfig sampling;
   std::string system;
   int64_t n_predict = -1;
@@ -85,7 +86,8 @@ void run_chat(const ChatArgs& a) {
   const Engine e = load_engine(a.engine);
   ChatTemplate chat_template = ChatTemplate::from_jinja(e.tokenizer->chat_template());
   ChatConversation chat(e, chat_template, context_options(a.engine, e), a.sampling,
-                        {a.system, a.n_predict, a.context_shift});
+                        {a.system, a.n_predict, a.context_shift,
+                         speculation_config(a.speculation)});
   const bool interactive = isatty(STDIN_FILENO);
   if (interactive) {
     std::fprintf(stderr, "afm chat: %s, context %lld tokens%s; /help for commands\n",
@@ -114,6 +116,7 @@ void setup_chat(CLI::App& root) {
       "chat", "Chat with a model using its chat template (/help in the chat lists commands)");
   add_engine_options(cmd, a->engine);
   add_sampling_options(cmd, a->sampling);
+  add_speculation_options(cmd, a->speculation);
   cmd->add_option("--system", a->system, "System instructions");
   cmd->add_option("-n,--n-predict", a->n_predict,
                   "Most tokens per reply (>= 1); -1 = until the end of the turn")
