@@ -22,6 +22,7 @@ torch::Tensor DistillTerms::loss(double temperature, double ce_weight) const {
 double DistillTerms::kl() const { return ratio(kl_sum.detach(), positions); }
 double DistillTerms::ce() const { return ratio(ce_sum.detach(), targets); }
 double DistillTerms::agreement() const { return ratio(agree_sum, positions); }
+double DistillTerms::target_agreement() const { return ratio(agree_target_sum, targets); }
 
 DistillTerms distill_terms(const torch::Tensor& student_logits, const torch::Tensor& teacher_logits,
                            const torch::Tensor& valid, const torch::Tensor& targets,
@@ -42,12 +43,14 @@ DistillTerms distill_terms(const torch::Tensor& student_logits, const torch::Ten
   const torch::Tensor log_p = torch::log_softmax(t / temperature, -1);
   DistillTerms out;
   out.kl_sum = (log_p.exp() * (log_p - log_q)).sum();
-  out.agree_sum = (s.detach().argmax(-1) == t.argmax(-1)).sum().to(torch::kFloat64);
+  const torch::Tensor agree = s.detach().argmax(-1) == t.argmax(-1);
+  out.agree_sum = agree.sum().to(torch::kFloat64);
   out.positions = s.size(0);
 
   const torch::Tensor tgt = all ? targets.reshape({-1}) : targets.reshape({-1}).index({keep});
   const torch::Tensor has = tgt != -100;
   out.targets = has.sum().item<int64_t>();
+  out.agree_target_sum = agree.logical_and(has).sum().to(torch::kFloat64);
   out.ce_sum = out.targets > 0
                    ? torch::nn::functional::cross_entropy(
                          s.index({has}), tgt.index({has}),

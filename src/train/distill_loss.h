@@ -23,14 +23,18 @@ struct DistillTerms {
   torch::Tensor kl_sum;     // sum over valid positions of KL_T (scalar, differentiable)
   torch::Tensor ce_sum;     // sum over target positions of the student's cross-entropy
   torch::Tensor agree_sum;  // valid positions where argmax student == argmax teacher (detached)
-  int64_t positions = 0;    // valid positions
-  int64_t targets = 0;      // positions with a target
+  torch::Tensor agree_target_sum;  // the same over the positions with a target
+  int64_t positions = 0;           // valid positions
+  int64_t targets = 0;             // positions with a target
 
   // T^2 * mean KL + ce_weight * mean CE (a zero term when its count is zero).
   torch::Tensor loss(double temperature, double ce_weight) const;
   double kl() const;         // mean KL_T
   double ce() const;         // mean CE
   double agreement() const;  // share of valid positions whose greedy tokens agree
+  // The same over target positions: in conversations the assistant's tokens, the only ones a
+  // draft proposes in chat.
+  double target_agreement() const;
 };
 
 DistillTerms distill_terms(const torch::Tensor& student_logits, const torch::Tensor& teacher_logits,

@@ -40,7 +40,7 @@ class DistillObjective : public Objective {
 
   nlohmann::json evaluate(LanguageModel& model, const std::function<TrainBatch(int64_t)>& batch,
                           int64_t count) override {
-    double kl = 0, kl_t = 0, ce = 0, base_ce = 0, agree = 0;
+    double kl = 0, kl_t = 0, ce = 0, base_ce = 0, agree = 0, agree_targets = 0;
     int64_t positions = 0, targets = 0;
     for (int64_t i = 0; i < count; ++i) {
       const TrainBatch b = batch(i);
@@ -48,7 +48,7 @@ class DistillObjective : public Objective {
       const torch::Tensor valid = valid_positions(b);
       const DistillTerms d = distill_terms(student, teacher, valid, b.target, 1.0);
       kl += d.kl_sum.item<double>(), ce += d.ce_sum.item<double>();
-      agree += d.agree_sum.item<double>();
+      agree += d.agree_sum.item<double>(), agree_targets += d.agree_target_sum.item<double>();
       positions += d.positions, targets += d.targets;
       // The base's own CE on the same targets: the floor the draft's CE is measured against.
       base_ce += distill_terms(teacher, teacher, valid, b.target, 1.0).ce_sum.item<double>();
@@ -62,7 +62,8 @@ class DistillObjective : public Objective {
                         (ce_weight_ > 0 ? ce_weight_ * ce / m : 0.0);
     last_ = {{"val_loss", loss},           {"val_kl", kl / n},
              {"val_ce", ce / m},           {"val_base_ce", base_ce / m},
-             {"val_agreement", agree / n}, {"val_positions", positions}};
+             {"val_agreement", agree / n}, {"val_target_agreement", agree_targets / m},
+             {"val_positions", positions}, {"val_targets", targets}};
     return last_;
   }
 

@@ -60,6 +60,7 @@ def main():
         assert last["val_kl"] < 0.5 * first["val_kl"], (first, last)
         assert last["val_agreement"] > first["val_agreement"] + 0.2, (first, last)
         assert last["val_ce"] >= last["val_base_ce"], last
+        assert 0 < last["val_target_agreement"] < 1 and last["val_targets"] > 0, last
 
         model = os.path.join(out, "model.gguf")
         info = json.loads(run([AFM, "info", model, "--json"]).stdout)

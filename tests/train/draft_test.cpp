@@ -42,7 +42,7 @@ const double kTeacher[kN][kV] = {{0.1, -0.5, 1.0, 2.2, -1.0},
                                  {-4.0, 5.0, 0.0, 0.0, 1.0},
                                  {-1.0, 0.2, 1.5, -1.5, 0.9}};
 const bool kValid[kN] = {true, true, false, true};
-const int64_t kTargets[kN] = {2, -100, 3, 0};
+const int64_t kTargets[kN] = {-100, 1, 3, 0};
 
 torch::Tensor tensor_of(const double (&x)[kN][kV]) {
   torch::Tensor t = torch::empty({kN, kV}, torch::kFloat32);
@@ -64,7 +64,7 @@ std::vector<double> softmax(const double* z, double temperature) {
 int argmax(const double* z) { return static_cast<int>(std::max_element(z, z + kV) - z); }
 
 struct Reference {
-  double kl = 0, ce = 0, agreement = 0;
+  double kl = 0, ce = 0, agreement = 0, target_agreement = 0;
 };
 
 // The definitions of distill_loss.h, written out position by position.
@@ -81,9 +81,10 @@ Reference reference(double temperature) {
     if (kTargets[i] >= 0) {
       ++targets;
       r.ce -= std::log(softmax(kStudent[i], 1.0)[kTargets[i]]);
+      r.target_agreement += argmax(kStudent[i]) == argmax(kTeacher[i]) ? 1 : 0;
     }
   }
-  r.kl /= positions, r.agreement /= positions, r.ce /= targets;
+  r.kl /= positions, r.agreement /= positions, r.ce /= targets, r.target_agreement /= targets;
   return r;
 }
 
@@ -103,11 +104,14 @@ TEST(DistillLoss, MatchesTheDefinitionComputedByHand) {
     EXPECT_NEAR(got.kl(), want.kl, 1e-6) << temperature;
     EXPECT_NEAR(got.ce(), want.ce, 1e-6) << temperature;
     EXPECT_NEAR(got.agreement(), want.agreement, 1e-12);
+    EXPECT_NEAR(got.target_agreement(), want.target_agreement, 1e-12);
     const double t2 = temperature * temperature;
     EXPECT_NEAR(got.loss(temperature, 0.0).item<double>(), t2 * want.kl, 1e-5);
     EXPECT_NEAR(got.loss(temperature, 0.3).item<double>(), t2 * want.kl + 0.3 * want.ce, 1e-5);
   }
-  EXPECT_NEAR(reference(1.0).agreement, 1.0 / 3, 1e-12);  // the fixture's own check
+  // The fixture's own check: position 1 agrees, 0 and 3 do not.
+  EXPECT_NEAR(reference(1.0).agreement, 1.0 / 3, 1e-12);
+  EXPECT_NEAR(reference(1.0).target_agreement, 1.0 / 2, 1e-12);
 }
 
 // d mean KL / d student logits = (q - p) / positions at T = 1: zero at padding.
