@@ -9,6 +9,7 @@
 #include <deque>
 #include <cstdio>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 #include "base/cpu_count.h"
@@ -79,9 +80,16 @@ class ChatService::Slots {
 
   const ChatAdapter& default_adapter() const { return default_adapter_; }
 
-  // nullptr when is_cancelled says so while waiting. The slot returned runs `adapter`.
-  Sequence* acquire(std::span<const int32_t> tokens, const ChatAdapter& adapter,
-                    const std::function<bool()>& is_cancelled) {
+  // A slot held by one request: its sequence and speculator (null without speculation).
+  struct Slot {
+    size_t index;
+    Sequence* sequence;
+    Speculator* speculator;
+  };
+
+  // nullopt when is_cancelled says so while waiting. The slot returned runs `adapter`.
+  std::optional<Slot> acquire(std::span<const int32_t> tokens, const ChatAdapter& adapter,
+                              const std::function<bool()>& is_cancelled) {
     std::unique_lock<std::mutex> lock(mutex_);
     const uint64_t ticket = next_ticket_++;
     waiting_.push_back(ticket);
@@ -91,7 +99,7 @@ class ChatService::Slots {
       if (is_cancelled && is_cancelled()) {
         waiting_.erase(std::find(waiting_.begin(), waiting_.end(), ticket));
         cv_.notify_all();
-        return nullptr;
+        return std::nullopt;
       }
     }
     waiting_.pop_front();
@@ -100,28 +108,24 @@ class ChatService::Slots {
     last_used_[best] = ++clock_;
     if (engine_) engine_->join();
     cv_.notify_all();
+    Slot slot{best, sequences_[best].get(), best < speculators_.size() ? speculators_[best].get() : nullptr};
     lock.unlock();
-    // Outside the lock: a new KV cache is allocated, and the slot is ours alone.
-    if (best_score < 0) sequences_[best] = make_sequence(adapter);
-    return sequences_[best].get();
+    if (best_score < 0) {
+      // The new KV cache is allocated outside the lock; the swap is made under it, where
+      // choose_slot reads the free slots' sequences.
+      std::unique_ptr<Sequence> fresh = make_sequence(adapter);
+      slot.sequence = fresh.get();
+      std::lock_guard<std::mutex> relock(mutex_);
+      sequences_[best] = std::move(fresh);
+    }
+    return slot;
   }
 
-  void release(Sequence* s) {
+  void release(const Slot& slot) {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (size_t i = 0; i < sequences_.size(); ++i) {
-      if (sequences_[i].get() == s) busy_[i] = false;
-    }
+    busy_[slot.index] = false;
     if (engine_) engine_->leave();
     cv_.notify_all();
-  }
-
-  // The speculator of the slot holding `s` (null without speculation); the slot's owner's.
-  Speculator* speculator(const Sequence* s) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (size_t i = 0; i < sequences_.size() && i < speculators_.size(); ++i) {
-      if (sequences_[i].get() == s) return speculators_[i].get();
-    }
-    return nullptr;
   }
 
   int64_t n_ctx() const { return n_ctx_; }  // cached: a slot may be rebuilt concurrently
@@ -170,6 +174,7 @@ class ChatService::Slots {
   void make_draft_context(const ChatServiceOptions& o) {
     draft_options_ = options_;
     draft_options_.engine = nullptr;
+    draft_options_.n_ctx = n_ctx_or_default(o);  // the target's context, not the draft's own
     if (o.speculation.draft && engine_) {
       model::BatchEngineOptions b;
       b.n_threads = engine_->n_threads();
@@ -286,18 +291,19 @@ ChatResult ChatService::complete(const ChatRequest& request,
 
   ChatResult out;
   out.prompt_tokens = static_cast<int64_t>(tokens.size());
-  Sequence* seq =
+  const std::optional<Slots::Slot> slot =
       slots_->acquire(tokens, request.adapter.value_or(slots_->default_adapter()), is_cancelled);
-  if (!seq) {
+  if (!slot) {
     out.finish_reason = "cancelled";
     return out;
   }
   struct Release {
     Slots* slots;
-    Sequence* seq;
-    ~Release() { slots->release(seq); }
-  } release{slots_.get(), seq};
-  plan.speculator = slots_->speculator(seq);
+    Slots::Slot slot;
+    ~Release() { slots->release(slot); }
+  } release{slots_.get(), *slot};
+  Sequence* seq = slot->sequence;
+  plan.speculator = slot->speculator;
   ResponseDecoder decoder(*model_, std::move(plan), sampler);
   if (static_cast<int64_t>(tokens.size()) > seq->n_ctx()) seq->clear();
   const auto t0 = std::chrono::steady_clock::now();

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "base/error.h"
+#include "framework/draft_verifier.h"
 #include "framework/generation.h"
 #include "framework/tool_grammar.h"
 #include "guided/token_matcher.h"
@@ -21,6 +22,23 @@ int32_t required_token(const tokenizer::Tokenizer& tok, const std::string& text,
   }
   return *id;
 }
+
+// A Sequence as the target of draft verification.
+class SequenceTarget : public VerifyTarget {
+ public:
+  explicit SequenceTarget(Sequence& seq) : seq_(seq) {}
+  size_t size() const override { return seq_.tokens().size(); }
+  int64_t n_ctx() const override { return seq_.n_ctx(); }
+  int64_t n_batch() const override { return seq_.n_batch(); }
+  std::span<const float> append(int32_t token) override { return seq_.append(token); }
+  std::span<const float> extend(std::span<const int32_t> tokens) override {
+    return seq_.extend(tokens);
+  }
+  void truncate(size_t n) override { seq_.truncate(n); }
+
+ private:
+  Sequence& seq_;
+};
 
 }  // namespace
 
@@ -54,7 +72,9 @@ class ResponseDecoder::Turn : public DraftGuide {
                    const std::function<bool(std::string_view)>& on_text,
                    const std::function<bool()>& keep_going, sample::Sampler& sampler) {
     on_text_ = &on_text;
-    held_ = seq.tokens().size();
+    SequenceTarget target(seq);
+    DraftVerifier verifier(target, plan_.speculator, n_vocab_);
+    verifier_ = &verifier;
     const SpeculationStats before =
         plan_.speculator ? plan_.speculator->stats() : SpeculationStats{};
     std::vector<float> buf(logits.size());
@@ -72,7 +92,7 @@ class ResponseDecoder::Turn : public DraftGuide {
       }
       std::copy(logits.begin(), logits.end(), buf.begin());
       const bool masked = fill_mask(buf);
-      const std::span<const int32_t> history(seq.tokens().data(), held_);
+      const std::span<const int32_t> history(seq.tokens().data(), verifier.held());
       const int32_t token = sampler.sample(
           buf, history, masked ? std::span<const bool>(mask_.get(), tok_.vocab_size())
                                : std::span<const bool>());
@@ -82,7 +102,8 @@ class ResponseDecoder::Turn : public DraftGuide {
       }
       if (!emit(token, seq, logits)) break;
     }
-    close_round(seq);
+    verifier.close_round();
+    verifier_ = nullptr;
     if (plan_.speculator) result_.speculation = plan_.speculator->stats() - before;
     return std::move(result_);
   }
@@ -99,13 +120,17 @@ class ResponseDecoder::Turn : public DraftGuide {
   }
 
   bool allows(int32_t token) override {
-    if (!drafting_state() || token < 0 || token >= tok_.vocab_size() || ends_something(token)) {
-      return false;
-    }
+    if (!drafting_state() || token < 0 || token >= tok_.vocab_size() || ends(token)) return false;
     guided::TokenMatcher* m = draft_matcher();
     if (m == nullptr) return true;
     const std::vector<uint32_t>& words = draft_mask(*m);
     return (words[static_cast<size_t>(token) / 32] >> (token % 32)) & 1;
+  }
+
+  // Tokens that end the answer, a tool block or the turn.
+  bool ends(int32_t token) override {
+    return token == end_of_turn_ || token == tool_start_ || token == tool_end_ ||
+           std::find(stop_ids_.begin(), stop_ids_.end(), token) != stop_ids_.end();
   }
 
   void advance(int32_t token) override {
@@ -113,6 +138,12 @@ class ResponseDecoder::Turn : public DraftGuide {
       AFM_CHECK(m->accept_token(token));
       ++provisional_;
     }
+    draft_words_valid_ = false;
+  }
+
+  void end_proposal() override {
+    if (guided::TokenMatcher* m = draft_matcher()) m->rollback(provisional_);
+    provisional_ = 0;
     draft_words_valid_ = false;
   }
 
@@ -191,57 +222,21 @@ class ResponseDecoder::Turn : public DraftGuide {
     return evaluate(token, seq, logits);
   }
 
-  // Makes `logits` the target's logits after `token`: the next verification row when `token`
-  // is the draft's next proposal, else a new forward pass, which carries a new draft when
-  // speculating. held_ counts the tokens plain decoding would have evaluated by now.
+  // Makes `logits` the target's logits after `token` (DraftVerifier: from a verification row
+  // when the token is the draft's guess, else a new pass that may carry a new draft).
   bool evaluate(int32_t token, Sequence& seq, std::span<const float>& logits) {
-    if (next_draft_ < draft_.size() && draft_[next_draft_] == token) {
-      ++next_draft_;
-      ++held_;
-      logits = rows_.subspan(next_draft_ * n_vocab_, n_vocab_);
-      if (next_draft_ == draft_.size()) close_round(seq);
-      return true;
+    if (verifier_->full()) return finish_bool("length");
+    std::span<const int32_t> context;
+    if (plan_.speculator && !verifier_->has_row_for(token)) {  // for the drafters
+      context_.assign(seq.tokens().begin(),
+                      seq.tokens().begin() + static_cast<ptrdiff_t>(verifier_->held()));
+      context_.push_back(token);
+      context = context_;
     }
-    close_round(seq);
-    if (held_ >= static_cast<size_t>(seq.n_ctx())) return finish_bool("length");
-    ++held_;
-    if (plan_.speculator) propose(seq, token);
-    if (draft_.empty()) {
-      logits = seq.append(token);
-      return true;
-    }
-    verify_.assign(1, token);
-    verify_.insert(verify_.end(), draft_.begin(), draft_.end());
-    rows_ = seq.extend(verify_);
-    logits = rows_.first(n_vocab_);
+    const int64_t remaining =
+        plan_.max_tokens < 0 ? -1 : plan_.max_tokens - static_cast<int64_t>(generated_);
+    logits = verifier_->next(token, context, remaining, *this);
     return true;
-  }
-
-  // Drafts tokens to follow `token` (not yet in `seq`); the grammar's matcher is restored.
-  void propose(const Sequence& seq, int32_t token) {
-    context_.assign(seq.tokens().begin(), seq.tokens().end());
-    context_.push_back(token);
-    provisional_ = 0;
-    draft_words_valid_ = false;
-    size_t room = static_cast<size_t>(seq.n_ctx()) - held_;
-    if (plan_.max_tokens >= 0) {  // drafts past the token budget would never be sampled
-      room = std::min(room, static_cast<size_t>(std::max<int64_t>(
-                                0, plan_.max_tokens - static_cast<int64_t>(generated_))));
-    }
-    draft_ = plan_.speculator->propose(context_, room, *this);
-    if (guided::TokenMatcher* m = draft_matcher()) m->rollback(provisional_);
-    provisional_ = 0;
-    draft_words_valid_ = false;
-    next_draft_ = 0;
-  }
-
-  // Ends a verification round: reports how much of the draft was taken and drops the rest
-  // from the sequence, so it holds exactly the tokens plain decoding would have evaluated.
-  void close_round(Sequence& seq) {
-    if (!draft_.empty()) plan_.speculator->record(next_draft_);
-    draft_.clear();
-    next_draft_ = 0;
-    if (seq.tokens().size() > held_) seq.truncate(held_);
   }
 
   bool drafting_state() const { return state_ == State::kAnswer || state_ == State::kToolBody; }
@@ -262,11 +257,6 @@ class ResponseDecoder::Turn : public DraftGuide {
     return draft_words_;
   }
 
-  // Tokens that end the answer, a tool block or the turn: never drafted.
-  bool ends_something(int32_t token) const {
-    return token == end_of_turn_ || token == tool_start_ || token == tool_end_ ||
-           std::find(stop_ids_.begin(), stop_ids_.end(), token) != stop_ids_.end();
-  }
 
   void on_answer_token(int32_t token) {
     if (tools_enabled() && token == tool_start_) return start_tool_block();
@@ -341,10 +331,10 @@ class ResponseDecoder::Turn : public DraftGuide {
   DecodeResult result_;
   // Speculative decoding: the draft being verified, the verification logits (row i follows
   // the i-th verified token), the next draft token to compare, provisional matcher advances.
-  size_t n_vocab_ = 0, held_ = 0;
-  std::vector<int32_t> draft_, verify_, context_;
-  std::span<const float> rows_;
-  size_t next_draft_ = 0, provisional_ = 0;
+  size_t n_vocab_ = 0;
+  DraftVerifier* verifier_ = nullptr;  // run()'s, while it runs
+  std::vector<int32_t> context_;       // drafters' view: held tokens + the one just sampled
+  size_t provisional_ = 0;             // matcher advances of the proposal being made
   std::vector<uint32_t> draft_words_;
   bool draft_words_valid_ = false;
 };

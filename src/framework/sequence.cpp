@@ -16,6 +16,11 @@ size_t Sequence::shared_prefix(std::span<const int32_t> tokens) const {
   return i;
 }
 
+size_t Sequence::reusable(size_t shared) const {
+  if (shared == tokens_.size()) return shared;
+  return static_cast<int64_t>(shared) >= context_.min_exact_truncate() ? shared : 0;
+}
+
 void Sequence::check_fits(size_t n) const {
   if (static_cast<int64_t>(n) > n_ctx()) {
     throw_error(ErrorCode::kInvalidArgument, "the prompt has " + std::to_string(n) +
@@ -28,7 +33,7 @@ std::span<const float> Sequence::prefill(std::span<const int32_t> tokens) {
   AFM_CHECK(!tokens.empty());
   check_fits(tokens.size());
   // Keep at least one token to evaluate so there are logits to sample from.
-  const size_t reuse = std::min(shared_prefix(tokens), tokens.size() - 1);
+  const size_t reuse = reusable(std::min(shared_prefix(tokens), tokens.size() - 1));
   context_.truncate(static_cast<int64_t>(reuse));
   tokens_.resize(reuse);
   // The last prompt token is evaluated on its own, as a decode step: batched and single-token
@@ -53,7 +58,12 @@ std::span<const float> Sequence::append(int32_t token) {
 std::span<const float> Sequence::extend(std::span<const int32_t> tokens) {
   AFM_CHECK(!tokens.empty());
   check_fits(tokens_.size() + tokens.size());
-  context_.eval_all_exact(tokens, rows_);
+  try {
+    context_.eval_all_exact(tokens, rows_);
+  } catch (...) {  // a chunk may have run: keep the cache equal to tokens_
+    context_.truncate(static_cast<int64_t>(tokens_.size()));
+    throw;
+  }
   tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
   return rows_;
 }
@@ -67,7 +77,7 @@ void Sequence::truncate(size_t n) {
 void Sequence::warm(std::span<const int32_t> tokens) {
   if (tokens.empty()) return;
   check_fits(tokens.size());
-  const size_t reuse = shared_prefix(tokens);
+  const size_t reuse = reusable(shared_prefix(tokens));
   if (reuse == tokens.size()) return;
   context_.truncate(static_cast<int64_t>(reuse));
   tokens_.resize(reuse);

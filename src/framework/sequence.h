@@ -28,10 +28,14 @@ class Sequence {
   // Appends `tokens` (non-empty) and returns the logits after each one, (tokens.size(),
   // n_vocab) valid until the next call: row i equals what append() of tokens[i] would return
   // after tokens[0..i) bit for bit (Context::eval_all_exact). Speculative decoding verifies
-  // draft tokens with it and drops the rejected ones with truncate(). Error when they do not fit.
+  // draft tokens with it and drops the rejected ones with truncate(); the rows stay valid
+  // across truncate() until the next extend(). Error when they do not fit (the sequence is then
+  // unchanged).
   std::span<const float> extend(std::span<const int32_t> tokens);
-  // Forgets the tokens after the first n (n <= tokens().size()).
+  // Forgets the tokens after the first n (n <= tokens().size(), and the rollback at most
+  // n_batch() positions when the model has sliding-window rings: min_exact_truncate).
   void truncate(size_t n);
+  int64_t n_batch() const { return context_.n_batch(); }
   // Evaluates `tokens` ahead of time without needing logits (prewarm): a later prefill that
   // starts with them reuses them.
   void warm(std::span<const int32_t> tokens);
@@ -51,6 +55,9 @@ class Sequence {
 
  private:
   void check_fits(size_t n) const;
+  // `shared` leading tokens if the cache can be cut back to them exactly, else 0 (a ring cache
+  // that has wrapped past them: model::SequenceState::min_exact_truncate).
+  size_t reusable(size_t shared) const;
 
   model::Context context_;
   std::vector<int32_t> tokens_;  // exactly the tokens whose K/V the context holds

@@ -203,7 +203,7 @@ class LanguageModelSession::Impl {
                               std::string("options: ") + e.what());
       }
       model::ContextOptions c;
-      c.n_ctx = model_.options().context_size;
+      c.n_ctx = sequence().n_ctx();
       c.n_threads = model_.options().threads;
       speculator_ = std::make_unique<Speculator>(config, c);
       speculator_lookup_ = config.lookup;

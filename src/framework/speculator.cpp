@@ -11,7 +11,7 @@ namespace {
 
 constexpr int kMaxLookup = 16;
 constexpr int kMaxDraft = 32;
-constexpr size_t kMaxProposal = 64;  // forced runs included
+constexpr size_t kMaxProposal = 32;  // forced runs included
 constexpr int kMissesBeforePause = 3;
 constexpr int kFirstPause = 8, kLongestPause = 256;
 
@@ -70,6 +70,7 @@ SpeculationStats SpeculationStats::operator-(const SpeculationStats& o) const {
 Speculator::Speculator(SpeculationConfig config, const model::ContextOptions& draft_context)
     : config_(std::move(config)), length_(std::min(4, config_.max_draft)) {
   if (config_.draft) {
+    AFM_CHECK(draft_context.n_ctx > 0);  // the target's context, resolved by the caller
     model::ContextOptions o = draft_context;
     o.adapter = nullptr;  // adapters belong to the target
     draft_ = std::make_unique<Sequence>(config_.draft->weights(), o);
@@ -83,14 +84,15 @@ std::vector<int32_t> Speculator::propose(std::span<const int32_t> context, size_
   last_.clear();
   is_forced_.clear();
   forced_.clear();
-  const bool paused = pause_ > 0;
+  const bool paused = pause_ > 0, forced_paused = forced_pause_ > 0;
   if (paused) --pause_;
+  if (forced_paused) --forced_pause_;
   const int drafted_limit = paused ? 0 : length_;
   scratch_.assign(context.begin(), context.end());
   int drafted = 0;
   size_t next_forced = 0;
   while (last_.size() < std::min(room, kMaxProposal)) {
-    if (next_forced == forced_.size()) {
+    if (next_forced == forced_.size() && !forced_paused) {
       forced_ = guide.forced();
       next_forced = 0;
     }
@@ -142,7 +144,8 @@ std::optional<int32_t> Speculator::draft_model_next(std::span<const int32_t> con
   const auto best = std::max_element(logits.begin(), logits.end());
   const auto argmax = static_cast<int32_t>(best - logits.begin());
   if (guide.allows(argmax)) return argmax;
-  // The draft's favourite is not allowed here: its best allowed token instead.
+  if (guide.ends(argmax)) return std::nullopt;  // it expects the answer or turn to end here
+  // The grammar forbids the draft's favourite: its best allowed token instead.
   std::optional<int32_t> pick;
   for (size_t t = 0; t < logits.size(); ++t) {
     const auto id = static_cast<int32_t>(t);
@@ -155,6 +158,16 @@ void Speculator::record(size_t accepted) {
   accepted = std::min(accepted, last_.size());
   if (last_.empty()) return;
   ++stats_.rounds;
+  if (accepted < last_.size() && is_forced_[accepted]) {
+    if (++forced_misses_ >= kMissesBeforePause) {
+      forced_misses_ = 0;
+      forced_pause_ = next_forced_pause_;
+      next_forced_pause_ = std::min(next_forced_pause_ * 2, kLongestPause);
+    }
+  } else if (accepted > 0 && is_forced_[accepted - 1]) {
+    forced_misses_ = 0;
+    next_forced_pause_ = kFirstPause;
+  }
   size_t drafted = 0, drafted_ok = 0;
   for (size_t i = 0; i < last_.size(); ++i) {
     if (is_forced_[i]) {
@@ -166,6 +179,8 @@ void Speculator::record(size_t accepted) {
   }
   stats_.proposed += drafted;
   stats_.accepted += drafted_ok;
+  last_.clear();
+  is_forced_.clear();
   if (drafted == 0) return;
   if (drafted_ok == drafted) {
     length_ = std::min(length_ + 2, config_.max_draft);
@@ -180,8 +195,6 @@ void Speculator::record(size_t accepted) {
     pause_ = next_pause_;
     next_pause_ = std::min(next_pause_ * 2, kLongestPause);
   }
-  last_.clear();
-  is_forced_.clear();
 }
 
 }  // namespace afm

@@ -19,7 +19,9 @@
 // accepted and falls to one more than the accepted count after a miss; after several rounds
 // in a row with nothing accepted, drafting pauses for a growing number of tokens (8 .. 256), so
 // a draft that never matches costs a few percent at most. Forced tokens are proposed whatever
-// the length and the pause (their tokenization is nearly always the model's).
+// the length; rounds whose first rejected token was forced (the model spells those bytes with
+// other tokens) pause them the same way. The learned length and pauses belong to the
+// Speculator (one per server slot or session), so they carry over from turn to turn.
 //
 // Errors: check_speculation throws Error(kInvalidArgument) naming the problem (a draft model
 // whose vocabulary differs from the target's, lookup or length out of range).
@@ -54,7 +56,7 @@ void check_speculation(const SpeculationConfig& config, const LoadedModel& targe
 
 // Counters over a Speculator's life (and, summed, over a server's).
 struct SpeculationStats {
-  uint64_t rounds = 0;    // verification passes that carried at least one drafted token
+  uint64_t rounds = 0;    // verification passes that carried drafted or forced tokens
   uint64_t proposed = 0;  // tokens drafted by lookup or the draft model
   uint64_t accepted = 0;  // of those, tokens the target sampled too
   uint64_t forced = 0;    // tokens proposed from the grammar's forced bytes and accepted
@@ -63,23 +65,28 @@ struct SpeculationStats {
 };
 
 // What the decoder knows about the next drafted position: which tokens its grammar allows.
-// The Speculator calls allows()/forced() for a position, then advance() with the token it
-// proposes there; the decoder undoes the advances before verification.
+// The Speculator calls forced()/allows()/ends() for a position, then advance() with the token
+// it proposes there; end_proposal() (called by DraftVerifier, also on error) undoes the
+// advances before verification.
 class DraftGuide {
  public:
   virtual ~DraftGuide() = default;
   // Tokens spelling the bytes the grammar forces next (jump-forward; empty: none forced).
   virtual std::vector<int32_t> forced() = 0;
-  // Whether `token` may be drafted next: allowed by the grammar and not a token that ends the
-  // answer, a tool block or the turn (those are left to ordinary decoding).
+  // Whether `token` may be drafted next: allowed by the grammar and not ends().
   virtual bool allows(int32_t token) = 0;
+  // Whether `token` ends the answer, a tool block or the turn: never drafted (those steps are
+  // left to ordinary decoding); a draft model whose favourite it is stops drafting there.
+  virtual bool ends(int32_t token) = 0;
   virtual void advance(int32_t token) = 0;
+  virtual void end_proposal() {}
 };
 
 class Speculator {
  public:
-  // draft_context: how the draft model's sequence runs (threads or a batch engine, n_ctx);
-  // ignored without a draft model. Validates nothing: call check_speculation first.
+  // draft_context: how the draft model's sequence runs (threads or a batch engine) and its
+  // n_ctx, which must be the target's resolved context (> 0); ignored without a draft model.
+  // Validates nothing: call check_speculation first.
   Speculator(SpeculationConfig config, const model::ContextOptions& draft_context);
   ~Speculator();
 
@@ -104,7 +111,9 @@ class Speculator {
   std::vector<int32_t> forced_;            // the grammar's forced tokens not yet proposed
   int length_;                             // adaptive count of non-forced tokens per round
   int misses_ = 0;                         // rounds in a row with nothing accepted
-  int pause_ = 0, next_pause_ = 8;         // plain tokens left before drafting again
+  int pause_ = 0, next_pause_ = 8;         // proposals left before drafting again
+  // The same for forced tokens, whose tokenization the model may not share.
+  int forced_misses_ = 0, forced_pause_ = 0, next_forced_pause_ = 8;
   SpeculationStats stats_;
 };
 

@@ -1,17 +1,44 @@
 #include "framework/token_evaluator.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace afm {
+
+class TokenEvaluator::Target : public VerifyTarget {
+ public:
+  explicit Target(model::Context& context) : context_(context) {}
+  size_t size() const override { return static_cast<size_t>(context_.n_past()); }
+  int64_t n_ctx() const override { return context_.n_ctx(); }
+  int64_t n_batch() const override { return context_.n_batch(); }
+  std::span<const float> append(int32_t token) override {
+    return context_.eval(std::span<const int32_t>(&token, 1));
+  }
+  std::span<const float> extend(std::span<const int32_t> tokens) override {
+    const int64_t before = context_.n_past();
+    try {
+      context_.eval_all_exact(tokens, rows_);
+    } catch (...) {  // a chunk may have run
+      context_.truncate(before);
+      throw;
+    }
+    return rows_;
+  }
+  void truncate(size_t n) override { context_.truncate(static_cast<int64_t>(n)); }
+
+ private:
+  model::Context& context_;
+  std::vector<float> rows_;
+};
 
 // Free text: any token may be drafted except those that end generation.
 class TokenEvaluator::Guide : public DraftGuide {
  public:
   Guide(std::span<const int32_t> stops, int64_t n_vocab) : stops_(stops), n_vocab_(n_vocab) {}
   std::vector<int32_t> forced() override { return {}; }
-  bool allows(int32_t token) override {
-    return token >= 0 && token < n_vocab_ &&
-           std::find(stops_.begin(), stops_.end(), token) == stops_.end();
+  bool allows(int32_t token) override { return token >= 0 && token < n_vocab_ && !ends(token); }
+  bool ends(int32_t token) override {
+    return std::find(stops_.begin(), stops_.end(), token) != stops_.end();
   }
   void advance(int32_t) override {}
 
@@ -22,49 +49,16 @@ class TokenEvaluator::Guide : public DraftGuide {
 
 TokenEvaluator::TokenEvaluator(model::Context& context, Speculator* speculator,
                                std::span<const int32_t> stop_tokens)
-    : context_(context),
-      speculator_(speculator),
-      stops_(stop_tokens),
-      n_vocab_(static_cast<size_t>(context.model().hparams().n_vocab)),
-      held_(static_cast<size_t>(context.n_past())) {}
+    : target_(std::make_unique<Target>(context)),
+      guide_(std::make_unique<Guide>(stop_tokens, context.model().hparams().n_vocab)),
+      verifier_(std::make_unique<DraftVerifier>(
+          *target_, speculator, static_cast<size_t>(context.model().hparams().n_vocab))) {}
 
-bool TokenEvaluator::full() const { return static_cast<int64_t>(held_) >= context_.n_ctx(); }
+TokenEvaluator::~TokenEvaluator() = default;
 
 std::span<const float> TokenEvaluator::next(int32_t token, std::span<const int32_t> history,
                                             int64_t remaining) {
-  if (next_ < draft_.size() && draft_[next_] == token) {  // the draft's guess: its row is ready
-    ++next_;
-    ++held_;
-    const std::span<const float> row(rows_.data() + next_ * n_vocab_, n_vocab_);
-    if (next_ == draft_.size()) close_round();
-    return row;
-  }
-  close_round();
-  ++held_;
-  if (speculator_) {
-    size_t room = static_cast<size_t>(context_.n_ctx()) - held_;
-    if (remaining >= 0) room = std::min(room, static_cast<size_t>(remaining));
-    Guide guide(stops_, static_cast<int64_t>(n_vocab_));
-    draft_ = speculator_->propose(history, room, guide);
-  }
-  if (draft_.empty()) return context_.eval(std::span<const int32_t>(&token, 1));
-  verify_.assign(1, token);
-  verify_.insert(verify_.end(), draft_.begin(), draft_.end());
-  context_.eval_all_exact(verify_, rows_);
-  return {rows_.data(), n_vocab_};
-}
-
-void TokenEvaluator::close_round() {
-  if (!draft_.empty()) speculator_->record(next_);
-  draft_.clear();
-  next_ = 0;
-  if (context_.n_past() > static_cast<int64_t>(held_)) context_.truncate(static_cast<int64_t>(held_));
-}
-
-void TokenEvaluator::reset() {
-  draft_.clear();
-  next_ = 0;
-  held_ = static_cast<size_t>(context_.n_past());
+  return verifier_->next(token, history, remaining, *guide_);
 }
 
 }  // namespace afm

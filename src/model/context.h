@@ -54,8 +54,11 @@ class Context {
   // the ones before it (LogitRows::kAllExact): speculative verification. Writes into `out`
   // (resized to tokens.size() x n_vocab).
   void eval_all_exact(std::span<const int32_t> tokens, std::vector<float>& out);
-  // Drops positions >= n so the next eval continues from n (prefix reuse).
+  // Drops positions >= n so the next eval continues from n (prefix reuse); n must be 0 or at
+  // least min_exact_truncate() (see SequenceState).
   void truncate(int64_t n) { state_->truncate(n); }
+  int64_t min_exact_truncate() const { return state_->min_exact_truncate(); }
+  int64_t n_batch() const { return n_batch_; }
 
  private:
   void check_fits(size_t n_tokens) const;

@@ -49,7 +49,13 @@ class SequenceState {
   const std::shared_ptr<const LoraAdapter>& adapter() const { return adapter_; }
   float adapter_scale() const { return adapter_scale_; }
   // Forgets positions >= n (n <= n_past): the next forward() continues from position n.
+  // Exact for n == 0 and n >= min_exact_truncate() (checked).
   void truncate(int64_t n);
+  // The smallest n > 0 that truncate(n) keeps exact: 0 for caches that keep every position;
+  // for a sliding-window ring (afm-server's local layers) that has wrapped, the first position
+  // whose window the ring still holds whole. A ring of window + n_batch - 1 slots can always
+  // roll back n_batch positions: a speculative draft verified in one pass fits.
+  virtual int64_t min_exact_truncate() const { return 0; }
   virtual size_t kv_bytes() const = 0;
   virtual size_t kv_bytes_per_token() const = 0;
 

@@ -119,8 +119,18 @@ class PtMoeDecoder::State : public SequenceState {
       : SequenceState(o),
         cache(cache_specs(m, o), m.hparams().n_head_kv, m.hparams().head_dim, o.kv_type),
         sequential_tracks(o.sequential_tracks),
-        own(m, o.n_batch, o.n_ctx, o.n_threads) {}
+        own(m, o.n_batch, o.n_ctx, o.n_threads),
+        window_(m.pt_.sliding_window) {
+    for (const KvLayerSpec& spec : cache_specs(m, o)) {
+      if (spec.ring) ring_capacity_ = ring_capacity_ == 0 ? spec.capacity : std::min(ring_capacity_, spec.capacity);
+    }
+  }
   size_t kv_bytes() const override { return cache.bytes(); }
+  int64_t min_exact_truncate() const override {
+    const int64_t oldest = n_past_ - ring_capacity_;  // the oldest position the rings still hold
+    if (ring_capacity_ == 0 || oldest <= 0) return 0;
+    return oldest + window_ - 1;  // its window starts at the oldest position held
+  }
   size_t kv_bytes_per_token() const override { return cache.bytes_per_token(); }
   void advance(int64_t n) { n_past_ += n; }
 
@@ -140,6 +150,9 @@ class PtMoeDecoder::State : public SequenceState {
   bool sequential_tracks;
   Buffers own;                  // for forward() on this sequence alone
   std::vector<LayerLora> lora;  // track-major like layers_; empty without an adapter
+
+ private:
+  int64_t window_ = 0, ring_capacity_ = 0;  // 0: no ring layer
 };
 
 class PtMoeDecoder::Workspace : public BatchWorkspace {

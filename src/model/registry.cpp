@@ -17,6 +17,7 @@ std::map<std::string, ArchLoader>& arch_table() {
 
 void SequenceState::truncate(int64_t n) {
   AFM_CHECK(n >= 0 && n <= n_past_);
+  AFM_CHECK(n == 0 || n == n_past_ || n >= min_exact_truncate());
   n_past_ = n;
 }
 

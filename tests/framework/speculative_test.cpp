@@ -351,6 +351,7 @@ TEST(Speculation, RepeatedMissesPauseDrafting) {
   struct AnyToken : DraftGuide {
     std::vector<int32_t> forced() override { return {}; }
     bool allows(int32_t) override { return true; }
+    bool ends(int32_t) override { return false; }
     void advance(int32_t) override {}
   } guide;
   Speculator speculator(lookup_config(2), context());

@@ -241,6 +241,35 @@ TEST_P(BatchForward, ExactRowsEqualOneTokenAtATime) {
   }
 }
 
+// A sliding-window ring (afm-server's local layers) that has wrapped many times rolls back a
+// verification pass of n_batch tokens exactly; min_exact_truncate says how far back it can go.
+TEST_P(BatchForward, RingCachesRollBackOnePassExactly) {
+  use(gguf::TensorType::kQ8_0);
+  const int64_t n_vocab = model->hparams().n_vocab;
+  StateOptions o;
+  o.n_ctx = 64;
+  o.n_batch = 4;
+  o.n_threads = 1;
+  ThreadPool pool(1);
+  auto spec = model->new_state(o), ref = model->new_state(o);
+  std::vector<float> a(n_vocab), b(n_vocab), rows(4 * n_vocab);
+  for (int32_t t = 0; t < 40; ++t) {  // far past a window of 3 and a ring of 3 + 4 - 1
+    const int32_t token = (t * 7 + 3) % static_cast<int32_t>(n_vocab);
+    model->forward(*spec, {&token, 1}, LogitRows::kLast, a.data(), pool);
+    model->forward(*ref, {&token, 1}, LogitRows::kLast, b.data(), pool);
+  }
+  EXPECT_LE(spec->min_exact_truncate(), spec->n_past() - 4);
+  if (GetParam() == "afm-server") EXPECT_GT(spec->min_exact_truncate(), 0);
+  const std::vector<int32_t> pass{5, 6, 7, 8};
+  model->forward(*spec, pass, LogitRows::kAllExact, rows.data(), pool);
+  spec->truncate(ref->n_past() + 1);  // keep the first, drop three
+  model->forward(*ref, {pass.data(), 1}, LogitRows::kLast, b.data(), pool);
+  const int32_t next = 9;
+  model->forward(*spec, {&next, 1}, LogitRows::kLast, a.data(), pool);
+  model->forward(*ref, {&next, 1}, LogitRows::kLast, b.data(), pool);
+  EXPECT_EQ(a, b);
+}
+
 TEST_P(BatchForward, MalformedBatchesAreTypedErrors) {
   ThreadPool pool(1);
   auto s1 = state(1, nullptr), s2 = state(1, nullptr);

@@ -46,7 +46,9 @@ ChatConversation::ChatConversation(const Engine& engine, ChatTemplate chat_templ
       options_(std::move(options)) {
   if (options_.speculation.enabled()) {
     check_speculation(options_.speculation, *engine.model, tokenizer_);
-    speculator_ = std::make_unique<Speculator>(options_.speculation, context_options);
+    model::ContextOptions draft_context = context_options;
+    draft_context.n_ctx = context_.n_ctx();
+    speculator_ = std::make_unique<Speculator>(options_.speculation, draft_context);
   }
   reset();
 }
@@ -63,7 +65,10 @@ std::vector<int32_t> ChatConversation::render(const std::vector<ChatMessage>& me
 
 std::span<const float> ChatConversation::prefill(const std::vector<int32_t>& tokens) {
   // Keep at least one token to evaluate so there are logits to sample from.
-  const size_t reuse = std::min(common_prefix(cached_, tokens), tokens.size() - 1);
+  size_t reuse = std::min(common_prefix(cached_, tokens), tokens.size() - 1);
+  if (reuse < cached_.size() && static_cast<int64_t>(reuse) < context_.min_exact_truncate()) {
+    reuse = 0;  // a sliding-window ring no longer holds what the reused prefix needs
+  }
   context_.truncate(static_cast<int64_t>(reuse));
   cached_.resize(reuse);
   std::span<const float> logits = context_.eval(std::span<const int32_t>(tokens).subspan(reuse));

@@ -58,7 +58,11 @@ void run_generate(const GenerateArgs& a) {
   const SpeculationConfig spec = speculation_config(a.speculation);
   check_speculation(spec, *e.model, *e.tokenizer);
   std::unique_ptr<Speculator> speculator;
-  if (spec.enabled()) speculator = std::make_unique<Speculator>(spec, context_options(a.engine));
+  if (spec.enabled()) {
+    model::ContextOptions draft_context = context_options(a.engine);
+    draft_context.n_ctx = ctx.n_ctx();
+    speculator = std::make_unique<Speculator>(spec, draft_context);
+  }
   sample::Sampler sampler(a.sampling);
   tokenizer::IncrementalDecoder decoder(*e.tokenizer);
   std::vector<int32_t> generated, history;
