@@ -73,6 +73,10 @@ class ChatService::Slots {
       last_used_.push_back(0);
       if (o.speculation.enabled()) {
         speculators_.push_back(std::make_unique<Speculator>(o.speculation, draft_options_));
+        if (engine_ && o.speculation.draft) {  // drafting requests do not hold the steps up
+          speculators_.back()->set_draft_hooks([e = engine_] { e->leave(); },
+                                               [e = engine_] { e->join(); });
+        }
       }
     }
     n_ctx_ = sequences_.front()->n_ctx();

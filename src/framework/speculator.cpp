@@ -89,6 +89,14 @@ std::vector<int32_t> Speculator::propose(std::span<const int32_t> context, size_
   if (forced_paused) --forced_pause_;
   const int drafted_limit = paused ? 0 : length_;
   scratch_.assign(context.begin(), context.end());
+  // Hooks around the draft model's passes: `after` runs once, also when a pass throws.
+  struct DraftHooks {
+    const std::function<void()>& after;
+    bool began = false;
+    ~DraftHooks() {
+      if (began && after) after();
+    }
+  } hooks{after_draft_};
   int drafted = 0;
   size_t next_forced = 0;
   while (last_.size() < std::min(room, kMaxProposal)) {
@@ -106,7 +114,11 @@ std::vector<int32_t> Speculator::propose(std::span<const int32_t> context, size_
       next_forced = 0;
       if (drafted >= drafted_limit) break;
       if (config_.lookup > 0) token = prompt_lookup_next(scratch_, config_.lookup);
-      if (!token && draft_) token = draft_model_next(scratch_, guide);
+      if (!token && draft_) {
+        if (!hooks.began && before_draft_) before_draft_();
+        hooks.began = true;
+        token = draft_model_next(scratch_, guide);
+      }
       if (!token || !guide.allows(*token)) break;
       ++drafted;
     }

@@ -30,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -97,6 +98,12 @@ class Speculator {
   void record(size_t accepted);
   const SpeculationStats& stats() const { return stats_; }
   int draft_length() const { return length_; }
+  // Called around the draft model's passes of one proposal (a batching server lets the
+  // target's shared steps go on without waiting for a sequence busy drafting).
+  void set_draft_hooks(std::function<void()> before, std::function<void()> after) {
+    before_draft_ = std::move(before);
+    after_draft_ = std::move(after);
+  }
 
  private:
   std::optional<int32_t> draft_model_next(std::span<const int32_t> context, DraftGuide& guide);
@@ -115,6 +122,7 @@ class Speculator {
   // The same for forced tokens, whose tokenization the model may not share.
   int forced_misses_ = 0, forced_pause_ = 0, next_forced_pause_ = 8;
   SpeculationStats stats_;
+  std::function<void()> before_draft_, after_draft_;
 };
 
 }  // namespace afm

@@ -133,18 +133,23 @@ void BatchEngine::loop() {
 std::vector<BatchEngine::Job*> BatchEngine::take_step(std::unique_lock<std::mutex>&) {
   std::vector<Job*> step;
   int64_t budget = options_.step_tokens;
-  // Decode tokens first (each request's next token), then prefill chunks in arrival order.
+  // Decode tokens first (each request's next token, or its token and a speculative draft to
+  // verify, whole when it fits), then prefill chunks in arrival order.
+  const auto is_decode = [](const Job* j) {
+    return j->remaining() == 1 || j->rows == LogitRows::kAllExact;
+  };
   for (Job* j : waiting_) {
     if (budget == 0) break;
-    if (j->remaining() == 1) {
-      j->chunk = 1;
-      --budget;
+    const auto n = static_cast<int64_t>(j->remaining());
+    if (is_decode(j) && n <= budget) {
+      j->chunk = static_cast<size_t>(n);
+      budget -= n;
       step.push_back(j);
     }
   }
   for (Job* j : waiting_) {
     if (budget == 0) break;
-    if (j->remaining() > 1) {
+    if (j->remaining() > 1 && std::find(step.begin(), step.end(), j) == step.end()) {
       j->chunk = static_cast<size_t>(
           std::min({static_cast<int64_t>(j->remaining()), budget, j->state->n_batch()}));
       budget -= static_cast<int64_t>(j->chunk);

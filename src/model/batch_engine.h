@@ -2,7 +2,8 @@
 // as shared steps of Model::forward_batch, so N sequences decoding at once read every weight
 // once per step instead of N times.
 //
-// Each step takes the next tokens of every waiting sequence: single decode tokens first, then
+// Each step takes the next tokens of every waiting sequence: single decode tokens (and
+// speculative verification passes, LogitRows::kAllExact, whole when they fit) first, then
 // prefill chunks in arrival order until the step's token budget is used (a long prompt is split
 // over several steps, so it never stalls the others' next tokens for long). Sequences join and
 // leave between steps. Before a step the engine waits, at most `gather_wait`, until every
