@@ -1,6 +1,8 @@
-// `afm bench -m MODEL [-p 512] [-n 128] [-t N] [-r 3] [--json]`: prompt processing (one batch
-// of p tokens) and text generation (n single-token steps from an empty context) in tokens/s,
-// mean and standard deviation over r repetitions after a warm-up, as llama-bench measures.
+// `afm bench -m MODEL [-p 512] [-n 128] [-t N] [-r 3] [--verify K] [--json]`: prompt processing
+// (one batch of p tokens) and text generation (n single-token steps from an empty context) in
+// tokens/s, mean and standard deviation over r repetitions after a warm-up, as llama-bench
+// measures. --verify K adds speculative verification: passes of K tokens whose rows are each
+// exact (LogitRows::kAllExact), and what one pass costs in decode steps.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -24,6 +26,7 @@ struct BenchArgs {
   EngineArgs engine;
   int64_t n_prompt = 512, n_gen = 128;
   int repetitions = 3;
+  int64_t verify = 0;  // tokens per verification pass (0: no such test)
   bool json = false;
   bool full_prefill = false, sequential_tracks = false;
 };
@@ -66,6 +69,35 @@ std::string dominant_type(const gguf::File& file, uint64_t& bytes, uint64_t& par
   return best;
 }
 
+// Passes of a.verify tokens, each row exact, from an empty context: n_gen / verify passes.
+Result verify_result(const BenchArgs& a, model::Context& ctx, const std::vector<int32_t>& gen) {
+  const int64_t k = a.verify, passes = std::max<int64_t>(1, static_cast<int64_t>(gen.size()) / k);
+  std::vector<int32_t> tokens(passes * k);
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = gen[i % gen.size()];
+  std::vector<float> rows;
+  Result r{"verify" + std::to_string(k), {}, passes * k};
+  for (int i = -1; i < a.repetitions; ++i) {
+    ctx.truncate(0);
+    const double s = seconds_of([&] {
+      for (int64_t p = 0; p < (i < 0 ? 1 : passes); ++p) {
+        ctx.eval_all_exact(std::span<const int32_t>(tokens).subspan(p * k, k), rows);
+      }
+    });
+    if (i >= 0) r.seconds.push_back(s);
+  }
+  return r;
+}
+
+// One verification pass of k tokens in decode steps: k x (decode t/s) / (verification t/s).
+double pass_cost_in_steps(const std::vector<Result>& results, int64_t k) {
+  double tg = 0, verify = 0;
+  for (const Result& r : results) {
+    if (r.test.rfind("tg", 0) == 0) tg = r.mean_tps();
+    if (r.test.rfind("verify", 0) == 0) verify = r.mean_tps();
+  }
+  return tg > 0 && verify > 0 ? k * tg / verify : 0.0;
+}
+
 void run_bench(const BenchArgs& a) {
   const Engine e = load_engine(a.engine);
   std::mt19937 rng(1234);
@@ -75,7 +107,7 @@ void run_bench(const BenchArgs& a) {
   for (int32_t& t : gen) t = dist(rng);
   model::ContextOptions opts = context_options(a.engine, e);
   opts.n_ctx = std::max<int64_t>(opts.n_ctx, a.n_prompt + a.n_gen + 1);
-  opts.n_batch = std::max<int64_t>(a.n_prompt, 1);
+  opts.n_batch = std::max<int64_t>({a.n_prompt, a.verify, 1});
   opts.full_prefill = a.full_prefill;
   opts.sequential_tracks = a.sequential_tracks;
   model::Context ctx(e.model, opts);
@@ -100,6 +132,7 @@ void run_bench(const BenchArgs& a) {
     }
     results.push_back(r);
   }
+  if (a.verify > 0) results.push_back(verify_result(a, ctx, gen));
   uint64_t bytes = 0, params = 0;
   const std::string type = dominant_type(e.model->file(), bytes, params);
   const std::string isa = cpu::best_gemm_kernels().isa;
@@ -117,6 +150,7 @@ void run_bench(const BenchArgs& a) {
       j["results"].push_back({{"test", r.test}, {"tokens_per_second", r.mean_tps()},
                               {"stddev", r.stddev_tps()}, {"seconds", r.seconds}});
     }
+    if (a.verify > 0) j["verify_pass_cost_in_decode_steps"] = pass_cost_in_steps(results, a.verify);
     std::printf("%s\n", j.dump(2).c_str());
     return;
   }
@@ -127,6 +161,10 @@ void run_bench(const BenchArgs& a) {
     std::printf("| %-10s | %6.1f MiB | %6.1f M | %-6s | %7d | %-7s | %8s | %8.2f ± %5.2f |\n",
                 e.model->hparams().arch.c_str(), bytes / 1048576.0, params / 1e6, type.c_str(),
                 ctx.n_threads(), isa.c_str(), r.test.c_str(), r.mean_tps(), r.stddev_tps());
+  }
+  if (a.verify > 0 && a.n_gen > 0) {
+    std::printf("a verification pass of %lld tokens costs %.2f decode steps\n",
+                static_cast<long long>(a.verify), pass_cost_in_steps(results, a.verify));
   }
   std::printf("KV cache (%s, %lld positions): %.2f MiB, %zu bytes per further token\n",
               ops::kv_type_name(opts.kv_type), static_cast<long long>(ctx.n_ctx()),
@@ -143,6 +181,10 @@ void setup_bench(CLI::App& root) {
       ->capture_default_str()->check(at_least(0));
   cmd->add_option("-r,--repetitions", a->repetitions, "Repetitions per test")
       ->capture_default_str()->check(at_least(1));
+  cmd->add_option("--verify", a->verify,
+                  "Also time speculative verification passes of this many tokens, every row "
+                  "exact (0 = skip)")
+      ->check(between(0, 64));
   cmd->add_flag("--json", a->json, "Print the results as JSON");
   cmd->add_flag("--full-prefill", a->full_prefill,
                 "Run every layer on every prompt position (disables afm-device's Block-2 skip)");
