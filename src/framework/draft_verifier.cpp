@@ -25,7 +25,7 @@ std::span<const float> DraftVerifier::next(int32_t token, std::span<const int32_
     if (next_ == draft_.size()) close_round();
     return row;
   }
-  close_round();
+  close_round(token);
   ++held_;
   if (speculator_) draft_ = propose(context, remaining, guide);
   if (draft_.empty()) return target_.append(token);
@@ -46,8 +46,8 @@ std::vector<int32_t> DraftVerifier::propose(std::span<const int32_t> context, in
   return speculator_->propose(context, room, guide);
 }
 
-void DraftVerifier::close_round() {
-  if (!draft_.empty()) speculator_->record(next_);
+void DraftVerifier::close_round(std::optional<int32_t> sampled) {
+  if (!draft_.empty()) speculator_->record(next_, next_ < draft_.size() ? sampled : std::nullopt);
   draft_.clear();
   next_ = 0;
   if (target_.size() > held_) target_.truncate(held_);

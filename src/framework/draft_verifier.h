@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -53,8 +54,9 @@ class DraftVerifier {
   // this one (< 0: unbounded). guide: what may be drafted (its advances are undone here).
   std::span<const float> next(int32_t token, std::span<const int32_t> context, int64_t remaining,
                               DraftGuide& guide);
-  // Ends the open round: reports the accepted count and truncates the unverified tail.
-  void close_round();
+  // Ends the open round: reports the accepted count (and the token sampled instead of the
+  // next draft token, when there is one) and truncates the unverified tail.
+  void close_round(std::optional<int32_t> sampled = std::nullopt);
   // Recounts held() from the target after the caller refilled it; drops any open draft.
   void reset();
 

@@ -110,14 +110,17 @@ class ResponseDecoder::Turn : public DraftGuide {
 
   // ---- DraftGuide: what the grammar allows at the next drafted position ----
 
-  std::vector<int32_t> forced() override {
+  std::string forced_bytes() override {
     guided::TokenMatcher* m = draft_matcher();
-    if (m == nullptr) return {};
     constexpr size_t kForcedBytes = 64;
-    const std::string bytes = m->forced_bytes(kForcedBytes);
-    if (bytes.empty()) return {};
+    return m ? m->forced_bytes(kForcedBytes) : std::string();
+  }
+
+  std::vector<int32_t> spell(std::string_view bytes) override {
     return tok_.encode(bytes, {.parse_special = false, .add_bos = false});
   }
+
+  std::string token_bytes(int32_t token) override { return tok_.token_bytes(token); }
 
   bool allows(int32_t token) override {
     if (!drafting_state() || token < 0 || token >= tok_.vocab_size() || ends(token)) return false;

@@ -60,11 +60,13 @@ SpeculationStats& SpeculationStats::operator+=(const SpeculationStats& o) {
   proposed += o.proposed;
   accepted += o.accepted;
   forced += o.forced;
+  forced_proposed += o.forced_proposed;
   return *this;
 }
 
 SpeculationStats SpeculationStats::operator-(const SpeculationStats& o) const {
-  return {rounds - o.rounds, proposed - o.proposed, accepted - o.accepted, forced - o.forced};
+  return {rounds - o.rounds, proposed - o.proposed, accepted - o.accepted, forced - o.forced,
+          forced_proposed - o.forced_proposed};
 }
 
 Speculator::Speculator(SpeculationConfig config, const model::ContextOptions& draft_context)
@@ -83,7 +85,9 @@ std::vector<int32_t> Speculator::propose(std::span<const int32_t> context, size_
                                          DraftGuide& guide) {
   last_.clear();
   is_forced_.clear();
+  last_rest_.clear();
   forced_.clear();
+  forced_rest_.clear();
   const bool paused = pause_ > 0, forced_paused = forced_pause_ > 0;
   if (paused) --pause_;
   if (forced_paused) --forced_pause_;
@@ -101,16 +105,19 @@ std::vector<int32_t> Speculator::propose(std::span<const int32_t> context, size_
   size_t next_forced = 0;
   while (last_.size() < std::min(room, kMaxProposal)) {
     if (next_forced == forced_.size() && !forced_paused) {
-      forced_ = guide.forced();
+      spell_forced(guide.forced_bytes(), guide);
       next_forced = 0;
     }
     std::optional<int32_t> token;
     bool forced = false;
+    std::string rest;
     if (next_forced < forced_.size() && guide.allows(forced_[next_forced])) {
+      rest = forced_rest_[next_forced];
       token = forced_[next_forced++];
       forced = true;
     } else {
       forced_.clear();
+      forced_rest_.clear();
       next_forced = 0;
       if (drafted >= drafted_limit) break;
       if (config_.lookup > 0) token = prompt_lookup_next(scratch_, config_.lookup);
@@ -125,9 +132,41 @@ std::vector<int32_t> Speculator::propose(std::span<const int32_t> context, size_
     guide.advance(*token);
     last_.push_back(*token);
     is_forced_.push_back(forced);
+    last_rest_.push_back(std::move(rest));
     scratch_.push_back(*token);
   }
   return last_;
+}
+
+void Speculator::spell_forced(const std::string& bytes, DraftGuide& guide) {
+  forced_.clear();
+  forced_rest_.clear();
+  std::string rest = bytes;
+  while (!rest.empty()) {
+    const auto learnt = first_token_.find(rest);
+    if (learnt == first_token_.end()) {
+      for (int32_t t : guide.spell(rest)) {
+        const std::string piece = guide.token_bytes(t);
+        if (piece.empty() || rest.compare(0, piece.size(), piece) != 0) break;
+        forced_.push_back(t);
+        forced_rest_.push_back(rest);
+        rest.erase(0, piece.size());
+      }
+      return;
+    }
+    // The model's own first token: it may end inside the forced bytes or run past them.
+    const std::string piece = guide.token_bytes(learnt->second);
+    forced_.push_back(learnt->second);
+    forced_rest_.push_back(rest);
+    if (piece.empty() || piece.size() >= rest.size()) return;
+    if (rest.compare(0, piece.size(), piece) != 0) {  // stale: forget it
+      forced_.pop_back();
+      forced_rest_.pop_back();
+      first_token_.erase(learnt);
+      continue;
+    }
+    rest.erase(0, piece.size());
+  }
 }
 
 std::span<const float> Speculator::draft_logits(std::span<const int32_t> context) {
@@ -166,10 +205,15 @@ std::optional<int32_t> Speculator::draft_model_next(std::span<const int32_t> con
   return pick;
 }
 
-void Speculator::record(size_t accepted) {
+void Speculator::record(size_t accepted, std::optional<int32_t> sampled) {
   accepted = std::min(accepted, last_.size());
   if (last_.empty()) return;
   ++stats_.rounds;
+  if (accepted < last_.size() && is_forced_[accepted] && sampled) {
+    constexpr size_t kMaxSpellings = 4096;
+    if (first_token_.size() >= kMaxSpellings) first_token_.clear();
+    first_token_[last_rest_[accepted]] = *sampled;
+  }
   if (accepted < last_.size() && is_forced_[accepted]) {
     if (++forced_misses_ >= kMissesBeforePause) {
       forced_misses_ = 0;
@@ -184,6 +228,7 @@ void Speculator::record(size_t accepted) {
   for (size_t i = 0; i < last_.size(); ++i) {
     if (is_forced_[i]) {
       stats_.forced += i < accepted ? 1 : 0;
+      ++stats_.forced_proposed;
       continue;
     }
     ++drafted;
@@ -193,6 +238,7 @@ void Speculator::record(size_t accepted) {
   stats_.accepted += drafted_ok;
   last_.clear();
   is_forced_.clear();
+  last_rest_.clear();
   if (drafted == 0) return;
   if (drafted_ok == drafted) {
     length_ = std::min(length_ + 2, config_.max_draft);

@@ -3,7 +3,8 @@
 //
 // Sources, tried in this order at each drafted position:
 //   1. the grammar (jump-forward): where the grammar forces the next bytes (the keys and
-//      punctuation of a JSON object), their tokenization is proposed without running anything;
+//      punctuation of a JSON object), their spelling in tokens is proposed without running
+//      anything: the tokenizer's, corrected by how the model spelt the same bytes before;
 //   2. prompt lookup (prompt_lookup.h), when SpeculationConfig::lookup > 0;
 //   3. a draft model (greedy, confined to the grammar's mask), when one is configured.
 // A proposal ends at the first position no source fills, at a token the guide refuses, or at
@@ -34,6 +35,9 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "framework/loaded_model.h"
@@ -61,19 +65,23 @@ struct SpeculationStats {
   uint64_t proposed = 0;  // tokens drafted by lookup or the draft model
   uint64_t accepted = 0;  // of those, tokens the target sampled too
   uint64_t forced = 0;    // tokens proposed from the grammar's forced bytes and accepted
+  uint64_t forced_proposed = 0;  // tokens proposed from the grammar's forced bytes
   SpeculationStats& operator+=(const SpeculationStats& o);
   SpeculationStats operator-(const SpeculationStats& o) const;  // counts since `o`
 };
 
 // What the decoder knows about the next drafted position: which tokens its grammar allows.
-// The Speculator calls forced()/allows()/ends() for a position, then advance() with the token
+// The Speculator calls forced_bytes()/allows()/ends() for a position, then advance() with the token
 // it proposes there; end_proposal() (called by DraftVerifier, also on error) undoes the
 // advances before verification.
 class DraftGuide {
  public:
   virtual ~DraftGuide() = default;
-  // Tokens spelling the bytes the grammar forces next (jump-forward; empty: none forced).
-  virtual std::vector<int32_t> forced() = 0;
+  // The bytes the grammar forces next (jump-forward; empty: none forced).
+  virtual std::string forced_bytes() = 0;
+  // The tokenizer's spelling of `bytes`, and the bytes of one token.
+  virtual std::vector<int32_t> spell(std::string_view bytes) = 0;
+  virtual std::string token_bytes(int32_t token) = 0;
   // Whether `token` may be drafted next: allowed by the grammar and not ends().
   virtual bool allows(int32_t token) = 0;
   // Whether `token` ends the answer, a tool block or the turn: never drafted (those steps are
@@ -94,8 +102,9 @@ class Speculator {
   // Proposes at most `room` tokens to follow `context` (every token the target holds plus the
   // one just sampled).
   std::vector<int32_t> propose(std::span<const int32_t> context, size_t room, DraftGuide& guide);
-  // After verifying the last proposal: `accepted` of its first tokens were sampled too.
-  void record(size_t accepted);
+  // After verifying the last proposal: `accepted` of its first tokens were sampled too, and
+  // `sampled` (when known) is the token sampled where the next one was proposed.
+  void record(size_t accepted, std::optional<int32_t> sampled = std::nullopt);
   const SpeculationStats& stats() const { return stats_; }
   int draft_length() const { return length_; }
   // Called around the draft model's passes of one proposal (a batching server lets the
@@ -109,6 +118,9 @@ class Speculator {
   std::optional<int32_t> draft_model_next(std::span<const int32_t> context, DraftGuide& guide);
   // The draft model's logits after `context` (its cache is brought to hold exactly it).
   std::span<const float> draft_logits(std::span<const int32_t> context);
+  // Fills forced_ / forced_rest_ with a spelling of `bytes`: learnt first tokens while they
+  // fit, then the tokenizer's spelling of the rest.
+  void spell_forced(const std::string& bytes, DraftGuide& guide);
 
   SpeculationConfig config_;
   std::unique_ptr<Sequence> draft_;        // the draft model's KV cache (null: no draft model)
@@ -116,6 +128,11 @@ class Speculator {
   std::vector<int32_t> last_;              // the last proposal; is_forced_ marks grammar tokens
   std::vector<bool> is_forced_;
   std::vector<int32_t> forced_;            // the grammar's forced tokens not yet proposed
+  std::vector<std::string> forced_rest_;   // for each, the forced bytes from it on
+  std::vector<std::string> last_rest_;     // forced_rest_ of the last proposal's tokens
+  // How the model spells forced bytes: the first token it sampled where the tokenizer's
+  // spelling of these bytes was proposed and rejected (learnt per slot or session; bounded).
+  std::unordered_map<std::string, int32_t> first_token_;
   int length_;                             // adaptive count of non-forced tokens per round
   int misses_ = 0;                         // rounds in a row with nothing accepted
   int pause_ = 0, next_pause_ = 8;         // proposals left before drafting again

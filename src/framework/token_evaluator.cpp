@@ -35,7 +35,9 @@ class TokenEvaluator::Target : public VerifyTarget {
 class TokenEvaluator::Guide : public DraftGuide {
  public:
   Guide(std::span<const int32_t> stops, int64_t n_vocab) : stops_(stops), n_vocab_(n_vocab) {}
-  std::vector<int32_t> forced() override { return {}; }
+  std::string forced_bytes() override { return {}; }
+  std::vector<int32_t> spell(std::string_view) override { return {}; }
+  std::string token_bytes(int32_t) override { return {}; }
   bool allows(int32_t token) override { return token >= 0 && token < n_vocab_ && !ends(token); }
   bool ends(int32_t token) override {
     return std::find(stops_.begin(), stops_.end(), token) != stops_.end();

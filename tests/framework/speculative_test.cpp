@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <numeric>
@@ -204,6 +205,23 @@ TEST(Speculation, GuidedJsonIsTheSameAnswerWithForcedAndLookupTokens) {
   EXPECT_TRUE(spec.result.answer_complete);
   EXPECT_TRUE(guided::ByteMatcher::matches(plan.answer_grammar, spec.result.text)) << spec.result.text;
   EXPECT_GT(spec.result.speculation.forced, 5u);  // {"name": " and the other keys
+  // The speculator learns how the model spells the forced bytes: the same request again
+  // proposes fewer forced tokens that the model then writes differently.
+  Speculator learner(lookup_config(), context());
+  std::vector<SpeculationStats> runs;
+  for (int i = 0; i < 3; ++i) {
+    const TurnOutcome t = run_turn(prompt, plan, greedy(), &learner);
+    expect_same_turn(plain, t);
+    runs.push_back(t.result.speculation);
+  }
+  const auto rejected = [](const SpeculationStats& s) { return s.forced_proposed - s.forced; };
+  EXPECT_GE(runs[2].forced, runs[0].forced);
+  if (rejected(runs[0]) > 0) EXPECT_LT(rejected(runs[2]), rejected(runs[0]));
+  std::printf("forced tokens accepted/proposed: first %llu/%llu, third %llu/%llu\n",
+              static_cast<unsigned long long>(runs[0].forced),
+              static_cast<unsigned long long>(runs[0].forced_proposed),
+              static_cast<unsigned long long>(runs[2].forced),
+              static_cast<unsigned long long>(runs[2].forced_proposed));
   for (uint64_t seed = 1; seed <= 4; ++seed) {
     const TurnOutcome s = run_turn(prompt, plan, random_sampling(seed), &speculator);
     expect_same_turn(run_turn(prompt, plan, random_sampling(seed), nullptr), s);
@@ -349,7 +367,9 @@ TEST(Speculation, SamplesFollowTheModelsDistribution) {
 // Lookup that is never right: after a few misses drafting pauses, then tries again.
 TEST(Speculation, RepeatedMissesPauseDrafting) {
   struct AnyToken : DraftGuide {
-    std::vector<int32_t> forced() override { return {}; }
+    std::string forced_bytes() override { return {}; }
+    std::vector<int32_t> spell(std::string_view) override { return {}; }
+    std::string token_bytes(int32_t) override { return {}; }
     bool allows(int32_t) override { return true; }
     bool ends(int32_t) override { return false; }
     void advance(int32_t) override {}
