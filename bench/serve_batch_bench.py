@@ -15,7 +15,6 @@ rounds; streams start together. Servers run one at a time on a quiet machine.
 import argparse
 import json
 import os
-import platform
 import re
 import statistics
 import subprocess
@@ -25,19 +24,12 @@ import time
 
 import openai
 
-from llama_cpp_build import CACHE, build, log  # bench/ is on sys.path when run as a script
+from host_info import cpu_name  # bench/ is on sys.path when run as a script
+from llama_cpp_build import CACHE, build, log
 
 PROMPTS = ["Tell me about the sea.", "Write a short poem about trees.", "Explain how rain forms.",
            "Describe a busy market.", "What makes a good story?", "List some old inventions.",
            "Talk about mountains.", "Why do birds sing?"]
-
-
-def cpu_name():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor()
 
 
 def start(cmd, ready_pattern, url_of):
@@ -62,7 +54,7 @@ def afm_server(model, streams, threads, batching):
 def llama_server(binary, model, streams, threads, port=18911):
     cmd = [binary, "-m", model, "--host", "127.0.0.1", "--port", str(port), "-np", str(streams),
            "-c", str(1024 * streams), "-t", str(threads), "-tb", str(threads)]
-    return start(cmd, r"server is listening on (http://[\d.]+:\d+)", lambda m: m.group(1) + "/v1")
+    return start(cmd, r"listening on (http://[\d.]+:\d+)", lambda m: m.group(1) + "/v1")
 
 
 def one_request(client, model_id, prompt, max_tokens, out):

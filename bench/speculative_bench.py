@@ -16,7 +16,6 @@ Servers run one at a time with one slot on a quiet machine.
 import argparse
 import json
 import os
-import platform
 import random
 import re
 import subprocess
@@ -27,6 +26,7 @@ import openai
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import task_eval  # noqa: E402  (bench/ sibling: the evaluation item generator)
+from host_info import cpu_name  # noqa: E402
 
 COPY_TEXTS = [
     "The committee met on a grey Tuesday morning to review the harbour plans, the budget for "
@@ -36,14 +36,6 @@ COPY_TEXTS = [
     "Water the tomatoes every second evening, pinch out the side shoots each weekend and tie "
     "the main stem to its cane as it grows taller through the summer months.",
 ]
-
-
-def cpu_name():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor()
 
 
 def make_items(n, seed):
