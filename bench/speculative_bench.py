@@ -11,7 +11,7 @@ models never trained on them). Configurations: plain, --lookup N, --model-draft 
 Servers run one at a time with one slot on a quiet machine.
 
     .venv/bin/python bench/speculative_bench.py [--model M] [--draft D] [--lookup 3]
-        [--n 20] [--reps 3] [--threads 2] [--seed 5] [--json]
+        [--n 20] [--reps 3] [--threads 2] [--seed 5] [--tasks extraction,tools,chat,copy] [--json]
 """
 import argparse
 import json
@@ -130,9 +130,11 @@ def main():
     ap.add_argument("--reps", type=int, default=3, help="requests per item (the fastest counts)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=5)
+    ap.add_argument("--tasks", default="extraction,tools,chat,copy",
+                    help="which tasks (tool calls need a vocabulary with tool-call tokens)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
-    items = make_items(a.n, a.seed)
+    items = {t: v for t, v in make_items(a.n, a.seed).items() if t in a.tasks.split(",")}
     configs = [("plain", []), (f"lookup {a.lookup}", ["--lookup", str(a.lookup)])]
     if os.path.exists(a.draft):
         configs += [("draft", ["--model-draft", a.draft]),
