@@ -118,8 +118,15 @@ def test_batched_equals_alone(server):
 def test_disconnect_mid_batch(server, alone):
     """A streamed request whose client goes away while others run: theirs are unchanged."""
     reqs = requests()
+    # A schema that makes the answer long whatever the (unseeded) sample: the client is gone
+    # well before the request could end by itself.
+    long_answer = {"type": "json_schema", "json_schema": {"name": "numbers", "schema": {
+        "type": "object", "properties": {"n": {"type": "array", "items": {"type": "integer"},
+                                               "minItems": 200}},
+        "required": ["n"], "additionalProperties": False}}}
     body = json.dumps({"model": server.model_id, "messages": [{"role": "user", "content": "Go on."}],
-                       "temperature": 1.0, "max_tokens": 400, "stream": True})
+                       "temperature": 1.0, "max_tokens": 400, "stream": True,
+                       "response_format": long_answer})
     sock = socket.create_connection((server.host, server.port))
     sock.sendall((f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                   f"Content-Length: {len(body)}\r\n\r\n{body}").encode())
