@@ -1,7 +1,8 @@
 """Continuous batching in `afm serve`, driven by the official openai client: 8 requests at
 once (plain text, json_schema, forced tool calls, seeded sampling) share forward passes and get
 exactly the answers each gets alone; /metrics shows the batches; a client that disconnects in
-the middle of a batch leaves the others' answers unchanged; --no-batching answers the same.
+the middle of a batch leaves the others' answers unchanged; --no-batching answers the same, and
+so does a batching server that speculates (prompt lookup and the shipped draft model).
 Uses the shipped model. AFM_BIN is set by CTest.
 """
 import concurrent.futures
@@ -157,6 +158,17 @@ def main():
         assert plain.metrics()["afm_batch_steps_total"] == 0
     finally:
         plain.stop()
+    # Speculative decoding under batching: verification passes and the draft model's own batch
+    # engine beside seven other requests change no answer.
+    spec = Server("--slots", "8", "--lookup", "3", "--model-draft", "models/afm-device-21m-draft.gguf")
+    try:
+        reqs = requests()
+        with concurrent.futures.ThreadPoolExecutor(len(reqs)) as pool:
+            assert list(pool.map(lambda r: answer(spec, r), reqs)) == alone
+        m = spec.metrics()
+        assert m["afm_speculative_passes_total"] > 0 and m["afm_batch_size_max"] >= 2, m
+    finally:
+        spec.stop()
 
 
 if __name__ == "__main__":
