@@ -199,7 +199,9 @@ TEST(Speculation, GuidedJsonIsTheSameAnswerWithForcedAndLookupTokens) {
   }
   const auto rejected = [](const SpeculationStats& s) { return s.forced_proposed - s.forced; };
   EXPECT_GE(runs[2].forced, runs[0].forced);
-  if (rejected(runs[0]) > 0) EXPECT_LT(rejected(runs[2]), rejected(runs[0]));
+  if (rejected(runs[0]) > 0) {
+    EXPECT_LT(rejected(runs[2]), rejected(runs[0]));
+  }
   std::printf("forced tokens accepted/proposed: first %llu/%llu, third %llu/%llu\n",
               static_cast<unsigned long long>(runs[0].forced),
               static_cast<unsigned long long>(runs[0].forced_proposed),

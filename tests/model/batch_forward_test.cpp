@@ -259,7 +259,9 @@ TEST_P(BatchForward, RingCachesRollBackOnePassExactly) {
     model->forward(*ref, {&token, 1}, LogitRows::kLast, b.data(), pool);
   }
   EXPECT_LE(spec->min_exact_truncate(), spec->n_past() - 4);
-  if (GetParam() == "afm-server") EXPECT_GT(spec->min_exact_truncate(), 0);
+  if (GetParam() == "afm-server") {
+    EXPECT_GT(spec->min_exact_truncate(), 0);
+  }
   const std::vector<int32_t> pass{5, 6, 7, 8};
   model->forward(*spec, pass, LogitRows::kAllExact, rows.data(), pool);
   spec->truncate(ref->n_past() + 1);  // keep the first, drop three
