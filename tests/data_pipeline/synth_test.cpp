@@ -361,5 +361,82 @@ TEST(SynthKnobs, BroadVarietyToolRequestsVaryAndStillNameTheirArguments) {
   EXPECT_GT(openings.size(), 25u);
 }
 
+// Wide phrasing (request_grammar.h): composed sums and differences restate the expression
+// with the minuend first whatever the sentence's word order, and the steps are right.
+TEST(SynthKnobs, WidePhrasingArithmeticRestatesTheExpressionAndIsRight) {
+  static const std::regex kNumbers(R"((\d+)\D+(\d+))");
+  std::set<std::string> shapes;
+  for (uint64_t i = 0; i < 2000; ++i) {
+    const Example e = make_example(
+        12, i, {Task::kArithmetic}, {.bare_arithmetic_percent = 100, .wide_phrasing_percent = 100});
+    const std::string& q = e.messages[1].content;
+    const std::string& reply = e.messages[2].content;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(q, m, kNumbers)) << q;
+    const int64_t x = std::stoll(m[1]), y = std::stoll(m[2]);
+    const std::string first = reply.substr(0, reply.find('\n') + 1);
+    const bool sum = first.find(" + ") != std::string::npos;
+    const std::string big = std::to_string(std::max(x, y)), small = std::to_string(std::min(x, y));
+    if (sum) {
+      EXPECT_TRUE(first == std::to_string(x) + " + " + std::to_string(y) + ".\n" ||
+                  first == std::to_string(y) + " + " + std::to_string(x) + ".\n")
+          << q << " -> " << reply;
+    } else {
+      EXPECT_EQ(first, big + " - " + small + ".\n") << q << " -> " << reply;
+    }
+    Example worked = e;
+    worked.messages[2].content = reply.substr(first.size());
+    worked.messages[1].content = first;
+    check_bare_arithmetic(worked, "example " + std::to_string(i));
+    shapes.insert(std::regex_replace(q, std::regex(R"(\d+)"), "#"));
+    if (::testing::Test::HasFailure()) return;
+  }
+  EXPECT_GT(shapes.size(), 500u);  // composed, not a list of a few dozen sentences
+}
+
+// Composed tool requests name every argument the call carries: the city, the calculation's
+// operands, the date's day and year, the amount's currency and the conversion's value.
+TEST(SynthKnobs, WidePhrasingToolRequestsNameTheirArguments) {
+  std::set<std::string> shapes;
+  for (uint64_t i = 0; i < 3000; ++i) {
+    const Example e = make_example(13, i, {Task::kTools}, {.wide_phrasing_percent = 100});
+    const std::string where = "example " + std::to_string(i);
+    check_example(e, where);
+    if (::testing::Test::HasFatalFailure()) return;
+    const std::string& request = e.messages[1].content;
+    const std::string open = std::string(kToolCallStartToken) + std::string(kToolCallBodyOpen);
+    const std::string close = std::string(kToolCallBodyClose) + std::string(kToolCallEndToken);
+    const json call = json_after(e.messages[2].content, open, close)[0];
+    const json& args = call["arguments"];
+    const std::string name = call["name"];
+    std::string digits_of_request;
+    for (char c : request) {
+      if (c >= '0' && c <= '9') digits_of_request += c;
+    }
+    if (name == "get_weather") {
+      EXPECT_NE(request.find(args["city"].get<std::string>()), std::string::npos) << request;
+    } else if (name == "calculate") {
+      static const std::regex kOperands(R"((\d+) [-+*/] (\d+))");
+      const std::string expr = args["expression"];
+      std::smatch m;
+      ASSERT_TRUE(std::regex_match(expr, m, kOperands)) << expr;
+      EXPECT_NE(digits_of_request.find(m[1].str()), std::string::npos) << request << " " << expr;
+      EXPECT_NE(digits_of_request.find(m[2].str()), std::string::npos) << request << " " << expr;
+    } else if (name == "get_calendar_events") {
+      const std::string date = args["date"];  // YYYY-MM-DD
+      EXPECT_NE(request.find(date.substr(0, 4)), std::string::npos) << request;
+      EXPECT_NE(request.find(std::to_string(std::stoi(date.substr(8)))), std::string::npos)
+          << request;
+    } else if (name == "get_exchange_rate") {
+      EXPECT_NE(args["base"], args["quote"]);
+    } else if (name == "convert_units") {
+      const std::string value = args["value"].dump();
+      EXPECT_NE(request.find(value), std::string::npos) << request << " " << value;
+    }
+    shapes.insert(name + ":" + std::regex_replace(request, std::regex(R"(\d+)"), "#"));
+  }
+  EXPECT_GT(shapes.size(), 1000u);
+}
+
 }  // namespace
 }  // namespace afm::data::synth

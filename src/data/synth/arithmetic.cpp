@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "data/synth/lexicon.h"
+#include "data/synth/request_grammar.h"
 #include "data/synth/tasks.h"
 #include "data/synth/text_forms.h"
 
@@ -245,8 +246,21 @@ Problem restated(SynthRng& rng, bool sum) {
           d(sum ? a + b : a - b)};
 }
 
+// A sum or difference asked in the phrase grammar (request_grammar.h), answered like the
+// restated items: the expression first, then its columns.
+Problem composed(SynthRng& rng, bool sum) {
+  int64_t a = rng.range(10, 99), b = rng.range(10, 99);
+  if (!sum && a < b) std::swap(a, b);
+  const std::string question = arithmetic_request(
+      rng, sum ? ArithmeticOp::kAdd : ArithmeticOp::kSubtract, d(a), d(b));
+  const std::string expression = d(a) + (sum ? " + " : " - ") + d(b);
+  return {question, expression + ".\n" + (sum ? sum_columns(a, b) : difference_columns(a, b)),
+          d(sum ? a + b : a - b)};
+}
+
 Problem bare_item(SynthRng& rng) {
   const bool sum = rng.below(2) == 0;
+  if (rng.wide_phrasing()) return composed(rng, sum);
   if (rng.restated_arithmetic()) return restated(rng, sum);
   return sum ? bare_sum(rng) : bare_difference(rng);
 }

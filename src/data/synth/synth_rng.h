@@ -41,6 +41,12 @@ struct SynthKnobs {
   // the column steps copy digits from the line above instead of from the question (one
   // trained without it wrote "31 - 97" for "subtract 31 from 97" and misread digits).
   int restated_arithmetic_percent = 0;
+  // The share of arithmetic questions and tool requests composed from the phrase grammar of
+  // request_grammar.h (operation words with operands in either order, many date, currency and
+  // unit spellings, cities inside many clauses) instead of a fixed sentence list: one trained
+  // on the lists alone answered "add 41 to 90" with 41 - 90 and read "Check the sky over
+  // Cardiff" as a city called "Checked".
+  int wide_phrasing_percent = 0;
 };
 
 class SynthRng {
@@ -52,6 +58,10 @@ class SynthRng {
   // One draw of the restated-arithmetic knob; no draw at all when it is 0 (the older streams).
   bool restated_arithmetic() {
     return knobs_.restated_arithmetic_percent > 0 && percent(knobs_.restated_arithmetic_percent);
+  }
+  // One draw of the wide-phrasing knob; no draw at all when it is 0 (the older streams).
+  bool wide_phrasing() {
+    return knobs_.wide_phrasing_percent > 0 && percent(knobs_.wide_phrasing_percent);
   }
   // One draw of the broad-variety knob; no draw at all when it is 0 (the older streams).
   bool broad_variety() {

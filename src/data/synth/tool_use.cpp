@@ -7,6 +7,7 @@
 
 #include "data/synth/chat_format.h"
 #include "data/synth/lexicon.h"
+#include "data/synth/request_grammar.h"
 #include "data/synth/tasks.h"
 #include "data/synth/text_forms.h"
 #include "data/synth/tool_catalog.h"
@@ -88,6 +89,13 @@ Exchange weather_one(SynthRng& rng) {
   if (fahrenheit) e.request += " Please use Fahrenheit.";
   Json args = {{"city", w.city}};
   if (fahrenheit) args["unit"] = "fahrenheit";
+  if (rng.wide_phrasing()) {
+    const bool celsius_said = !fahrenheit && rng.percent(25);
+    e.request = weather_request(rng, w.city, fahrenheit     ? "fahrenheit"
+                                             : celsius_said ? "celsius"
+                                                            : "");
+    if (celsius_said) args["unit"] = "celsius";
+  }
   e.calls.push_back(call(ToolId::kWeather, args));
   e.results.push_back(weather_result(w, fahrenheit));
   e.answer = "It is currently " + degrees(in_unit(w.celsius, fahrenheit), fahrenheit) + " in " +
@@ -120,7 +128,29 @@ Exchange weather_two(SynthRng& rng) {
   return e;
 }
 
+// A calculation asked in the phrase grammar: one of the four operations, the numbers in the
+// text with or without thousands separators, in the expression without.
+Exchange composed_calculation(SynthRng& rng) {
+  const auto op = static_cast<ArithmeticOp>(rng.below(4));
+  int64_t x = rng.range(2, 9999), y = rng.range(2, 999);
+  if (op == ArithmeticOp::kDivide) x = y * rng.range(2, 99);  // exact division
+  static constexpr std::array<std::string_view, 4> kSigns = {" + ", " - ", " * ", " / "};
+  static constexpr std::array<int64_t (*)(int64_t, int64_t), 4> kApply = {
+      [](int64_t p, int64_t q) { return p + q; }, [](int64_t p, int64_t q) { return p - q; },
+      [](int64_t p, int64_t q) { return p * q; }, [](int64_t p, int64_t q) { return p / q; }};
+  const size_t k = static_cast<size_t>(op);
+  const std::string expr = std::to_string(x) + std::string(kSigns[k]) + std::to_string(y);
+  const bool commas = rng.percent(50);
+  const auto spell = [&](int64_t v) { return commas ? with_commas(v) : std::to_string(v); };
+  Exchange e{ToolId::kCalculator, arithmetic_request(rng, op, spell(x), spell(y))};
+  e.calls.push_back(call(ToolId::kCalculator, Json{{"expression", expr}}));
+  e.results.push_back(Json{{"result", kApply[k](x, y)}});
+  e.answer = "The result is " + with_commas(kApply[k](x, y)) + ".";
+  return e;
+}
+
 Exchange calculator(SynthRng& rng) {
+  if (rng.wide_phrasing()) return composed_calculation(rng);
   const int64_t a = rng.range(2, 9999);
   const int64_t b = rng.range(2, 999);
   const int64_t c = rng.range(2, 99);
@@ -199,6 +229,7 @@ Exchange unit_conversion(SynthRng& rng) {
             "Express " + quantity + " in " + to_plural + ".",
             "I have " + quantity + ". How much is that in " + to_plural + "?",
             "Change " + quantity + " to " + to_plural + ", please."});
+  if (rng.wide_phrasing()) e.request = conversion_request(rng, decimal(value, true), from, to);
   e.calls.push_back(call(ToolId::kConvertUnits,
                          Json{{"value", to_number(value)}, {"from_unit", from}, {"to_unit", to}}));
   e.results.push_back(Json{{"value", to_number(converted)}, {"unit", to}});
@@ -239,6 +270,7 @@ Exchange calendar(SynthRng& rng) {
   rephrase(rng, e.request,
            {"Check my calendar for " + day + ".", "Is anything scheduled on " + day + "?",
             "Show my schedule for " + day + ".", "Do I have meetings on " + day + "?"});
+  if (rng.wide_phrasing()) e.request = calendar_request(rng, d);
   e.calls.push_back(call(ToolId::kCalendar, Json{{"date", iso_date(d)}}));
   e.results.push_back(Json{{"date", iso_date(d)}, {"events", list}});
   e.answer = events.empty() ? "Your calendar is free on " + day + "."
@@ -264,6 +296,7 @@ Exchange exchange_rate(SynthRng& rng) {
            {"Convert " + money + " to " + quotes + ".",
             "What would " + money + " be in " + quotes + "?",
             "If I change " + money + ", how many " + quotes + " do I get?"});
+  if (rng.wide_phrasing()) e.request = exchange_request(rng, amount * 100, base, quote);
   e.calls.push_back(call(ToolId::kExchangeRate, Json{{"base", base.code}, {"quote", quote.code}}));
   e.results.push_back(Json{
       {"base", base.code}, {"quote", quote.code}, {"rate", static_cast<double>(rate) / 10000.0}});
