@@ -143,7 +143,7 @@ constexpr std::array<std::string_view, 18> kWeatherFrames = {
     "Is it warm in {c}?",                  "How hot is it in {c} right now?",
     "Give me {c}'s weather.",              "What's the temperature over in {c}?",
     "Should I wear a coat in {c} today?",  "My sister lives in {c}. What's the weather there?",
-    "Is {c} cold at the moment?",          "Find out the weather for {c}.",
+    "Is {c} chilly just now?",          "Find out the weather for {c}.",
     "What is it doing outside in {c}?",    "Weather report for {c}, please."};
 constexpr std::array<std::string_view, 5> kFahrenheitSaid = {
     " In Fahrenheit, please.", " Use degrees Fahrenheit.", " (Fahrenheit)",
