@@ -42,7 +42,7 @@ constexpr std::array<std::string_view, 12> kOpeners = {
     "", "", "", "", "Hey! ", "Hi there. ", "Quick one: ", "OK, next: ", "Hello! ", "Right. ",
     "Another question. ", "Excuse me. "};
 constexpr std::array<std::string_view, 8> kClosers = {
-    "", "", "", "", " Thanks.", " Cheers!", " Much appreciated.", " Thanks a lot!"};
+    "", "", "", "", " Thanks.", " Cheers!", " Grateful for the help.", " Thanks a lot!"};
 
 // Every opener ends a sentence, so the request keeps its capital (it may start with a name).
 std::string around(SynthRng& rng, const std::string& request) {
@@ -51,7 +51,7 @@ std::string around(SynthRng& rng, const std::string& request) {
 }
 
 // ---- arithmetic ----------------------------------------------------------------------------
-// Noun phrases naming the result ({a} first operand, {b} second) and verb phrases asking for
+// Noun phrases naming the result ({m} first operand, {n} second) and verb phrases asking for
 // the operation. Both orders of the operands occur in each list, so the order in the
 // sentence never tells which operand is which; the words do.
 struct OpPhrases {
@@ -59,40 +59,40 @@ struct OpPhrases {
 };
 
 constexpr std::array<std::string_view, 11> kAddNouns = {
-    "{a} plus {b}",        "{a} + {b}",           "the sum of {a} and {b}",
-    "{b} added to {a}",    "{a} increased by {b}", "the total of {a} and {b}",
-    "{a} and {b} combined", "{b} more than {a}",   "{a} with {b} added on",
-    "{a} and {b} added up", "the sum {a} + {b}"};
+    "{m} plus {n}",        "{m} + {n}",           "the sum of {m} and {n}",
+    "{n} added to {m}",    "{m} increased by {n}", "the total of {m} and {n}",
+    "{m} and {n} combined", "{n} more than {m}",   "{m} with {n} added on",
+    "{m} and {n} added up", "the sum {m} + {n}"};
 constexpr std::array<std::string_view, 8> kAddVerbs = {
-    "add {a} and {b}",         "add {b} onto {a}",        "sum {a} and {b}",
-    "total up {a} and {b}",    "increase {a} by {b}",     "put {a} and {b} together",
-    "combine {a} with {b}",    "add up {a} and {b}"};
+    "add {m} and {n}",         "add {n} onto {m}",        "sum {m} and {n}",
+    "total up {m} and {n}",    "increase {m} by {n}",     "put {m} and {n} together",
+    "combine {m} with {n}",    "add up {m} and {n}"};
 constexpr std::array<std::string_view, 11> kSubtractNouns = {
-    "{a} minus {b}",                  "{a} - {b}",
-    "{b} subtracted from {a}",        "{a} take away {b}",
-    "the difference between {a} and {b}", "{a} reduced by {b}",
-    "{b} less than {a}",              "{a} less {b}",
-    "{a} decreased by {b}",           "what is left of {a} after {b} is removed",
-    "{a} with {b} taken off"};
+    "{m} minus {n}",                  "{m} - {n}",
+    "{n} subtracted from {m}",        "{m} take away {n}",
+    "the difference between {m} and {n}", "{m} reduced by {n}",
+    "{n} less than {m}",              "{m} less {n}",
+    "{m} decreased by {n}",           "what is left of {m} after {n} is removed",
+    "{m} with {n} taken off"};
 constexpr std::array<std::string_view, 9> kSubtractVerbs = {
-    "subtract {b} from {a}", "take away {b} from {a}", "deduct {b} from {a}",
-    "remove {b} from {a}",   "reduce {a} by {b}",      "decrease {a} by {b}",
-    "knock {b} off {a}",     "take {b} off {a}",       "find {a} minus {b}"};
+    "subtract {n} from {m}", "take away {n} from {m}", "deduct {n} from {m}",
+    "remove {n} from {m}",   "reduce {m} by {n}",      "decrease {m} by {n}",
+    "knock {n} off {m}",     "take {n} off {m}",       "find {m} minus {n}"};
 constexpr std::array<std::string_view, 8> kMultiplyNouns = {
-    "{a} times {b}",          "{a} × {b}",          "{a} * {b}",
-    "{a} multiplied by {b}",  "the product of {a} and {b}", "{b} lots of {a}",
-    "{a} groups of {b}",      "{b} times {a}"};
+    "{m} times {n}",          "{m} × {n}",          "{m} * {n}",
+    "{m} multiplied by {n}",  "the product of {m} and {n}", "{n} lots of {m}",
+    "{m} groups of {n}",      "{n} times {m}"};
 constexpr std::array<std::string_view, 5> kMultiplyVerbs = {
-    "multiply {a} and {b}", "multiply {b} and {a} together", "times {a} by {b}",
-    "find the product of {a} and {b}", "work out {a} lots of {b}"};
+    "multiply {m} and {n}", "multiply {n} and {m} together", "times {m} by {n}",
+    "find the product of {m} and {n}", "work out {m} lots of {n}"};
 constexpr std::array<std::string_view, 7> kDivideNouns = {
-    "{a} divided by {b}",         "{a} / {b}",
-    "{a} ÷ {b}",                  "{a} over {b}",
-    "the quotient of {a} and {b}", "{a} shared equally between {b}",
-    "how many times {b} goes into {a}"};
+    "{m} divided by {n}",         "{m} / {n}",
+    "{m} ÷ {n}",                  "{m} over {n}",
+    "the quotient of {m} and {n}", "{m} shared equally between {n}",
+    "how many times {n} goes into {m}"};
 constexpr std::array<std::string_view, 5> kDivideVerbs = {
-    "divide {a} by {b}", "share {a} equally among {b}", "cut {a} into {b} equal shares",
-    "find {a} divided by {b}", "work out {a} over {b}"};
+    "divide {m} by {n}", "share {m} equally among {n}", "cut {m} into {n} equal shares",
+    "find {m} divided by {n}", "work out {m} over {n}"};
 
 OpPhrases phrases(ArithmeticOp op) {
   switch (op) {
@@ -127,7 +127,7 @@ std::string arithmetic_request(SynthRng& rng, ArithmeticOp op, const std::string
   const OpPhrases p = phrases(op);
   const bool noun = rng.percent(55);
   const std::string phrase =
-      fill(rng.pick(noun ? p.nouns : p.verbs), {{"a", first}, {"b", second}});
+      fill(rng.pick(noun ? p.nouns : p.verbs), {{"m", first}, {"n", second}});
   const std::string_view frame = rng.pick(noun ? Words(kNounFrames) : Words(kVerbFrames));
   return around(rng, capitalised(fill(frame, {{"x", phrase}})));
 }
