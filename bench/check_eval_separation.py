@@ -46,6 +46,12 @@ TASK_EVAL = os.path.join(ROOT, "bench", "task_eval.py")
 PLACEHOLDER = re.compile(r"\{[a-z_]+\}")  # the placeholder syntax task_eval's templates use
 MIN_LITERAL = 8  # literal characters a template with placeholders needs to be specific
 MIN_NEAR_PIECE = 12  # shorter shared pieces are ordinary English, not a shared template
+# Placeholders task_eval fills with a plain number: they match digits (with separators) only,
+# so "Subtract 30 from 53 and tell me the result." is not taken for "Subtract {b} from {a}."
+# with {a} = "53 and tell me the result". Every other placeholder matches any text.
+NUMBER_PLACEHOLDERS = {"a", "b", "c", "value", "count", "age"}
+NUMBER = r"[0-9][0-9.,]*"
+ANY_TEXT = ".+?"
 MAX_NEAR_EXAMPLES = 20
 
 Probe = collections.namedtuple("Probe", "source template regex pieces near_piece")
@@ -133,8 +139,11 @@ def compile_probe(source, template):
         return None, "only placeholders"
     if has_placeholder and len(literal) < MIN_LITERAL:
         return None, f"literal part {literal!r} shorter than {MIN_LITERAL} characters"
-    # A placeholder stands for any non-empty text; fullmatch anchors both ends.
-    pattern = ".+?".join(re.escape(p) for p in pieces)
+    # A placeholder stands for a number or any non-empty text; fullmatch anchors both ends.
+    names = [m.group(0)[1:-1] for m in PLACEHOLDER.finditer(text)]
+    pattern = re.escape(pieces[0])
+    for name, piece in zip(names, pieces[1:]):
+        pattern += (NUMBER if name in NUMBER_PLACEHOLDERS else ANY_TEXT) + re.escape(piece)
     regex = re.compile(pattern, re.IGNORECASE | re.DOTALL)
     lowered = [p.lower() for p in pieces if p]
     longest = max((p.strip() for p in lowered), key=len, default="")

@@ -18,17 +18,19 @@ import check_eval_separation as ces  # noqa: E402
 SCRIPT = os.path.join(ROOT, "bench", "check_eval_separation.py")
 AFM = os.environ.get("AFM_BIN", os.path.join(ROOT, "build", "afm"))
 KNOBS = ["--invented-names", "70", "--bare-arithmetic", "60", "--restated-arithmetic", "60",
-         "--broad-variety", "60", "--schema-constraints", "60", "--varied-phrasing", "60"]
+         "--broad-variety", "60", "--schema-constraints", "60", "--varied-phrasing", "60",
+         "--wide-phrasing", "60"]
 
 TE, _ = ces.load_task_eval()
 PROBES, SKIPPED = ces.build_probes(TE)
 
 
 class MadeUp(dict):
-    """Format values for any placeholder: a made-up word no template contains."""
+    """Format values for any placeholder: a number where task_eval puts one, else a made-up
+    word no template contains."""
 
     def __missing__(self, key):
-        return f"Zq{key}x 37"
+        return "1,234.5" if key in ces.NUMBER_PLACEHOLDERS else f"Zq{key}x 37"
 
 
 def render(template):
@@ -47,6 +49,13 @@ def test_every_template_is_caught():
     assert ces.classify(text, PROBES)[0], text
     # Only the empty extraction lead is skipped today; a new skip should be a decision.
     assert [s["template"] for s in SKIPPED] == [""], SKIPPED
+
+
+def test_numbers_do_not_swallow_words():
+    # "{a}" is a number: a request that only starts like a template is not a coincidence.
+    template = TE.SUB_TEXTS[3]
+    assert ces.classify(render(template), PROBES)[0]
+    assert not ces.classify(render(template)[:-1] + " and tell me the result.", PROBES)[0]
 
 
 def test_rendered_combinations_are_caught():
@@ -105,7 +114,8 @@ def test_generator_is_separate():
 
 
 def main():
-    tests = [test_every_template_is_caught, test_rendered_combinations_are_caught,
+    tests = [test_every_template_is_caught, test_numbers_do_not_swallow_words,
+             test_rendered_combinations_are_caught,
              test_ordinary_requests_pass, test_exit_status_on_a_coinciding_generator,
              test_generator_is_separate]
     for t in tests:

@@ -184,7 +184,7 @@ Exchange calculator(SynthRng& rng) {
                                            "I need " + spoken + ", please."};
   Exchange e{ToolId::kCalculator, asks[rng.below(asks.size())]};
   rephrase(rng, e.request,
-           {"Compute " + spoken + ".",         "Work out " + spoken + ".",
+           {"Compute " + spoken + ".",         "Crunch " + spoken + " for me.",
             "How much is " + spoken + "?",     "Please evaluate " + expr + ".",
             "What does " + expr + " come to?", "Figure out " + spoken + " for me.",
             "Use the calculator: " + expr});
@@ -226,7 +226,7 @@ Exchange unit_conversion(SynthRng& rng) {
   const std::string to_plural(to_name);
   rephrase(rng, e.request,
            {"Turn " + quantity + " into " + to_plural + ".",
-            "Express " + quantity + " in " + to_plural + ".",
+            "Put " + quantity + " in " + to_plural + " for me.",
             "I have " + quantity + ". How much is that in " + to_plural + "?",
             "Change " + quantity + " to " + to_plural + ", please."});
   if (rng.wide_phrasing()) e.request = conversion_request(rng, decimal(value, true), from, to);
