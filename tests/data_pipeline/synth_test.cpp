@@ -438,5 +438,43 @@ TEST(SynthKnobs, WidePhrasingToolRequestsNameTheirArguments) {
   EXPECT_GT(shapes.size(), 1000u);
 }
 
+// Composed extraction texts (record_grammar.h) carry every copied value verbatim, the day and
+// year of the date, and the number fields with or without thousands separators.
+TEST(SynthKnobs, WidePhrasingRecordsKeepEveryValueInTheText) {
+  static const std::regex kIsoDate(R"((\d{4})-(\d{2})-(\d{2}))");
+  static const std::regex kCode(R"([A-Z]{3})");
+  std::set<std::string> shapes;
+  for (uint64_t i = 0; i < 3000; ++i) {
+    const Example e = make_example(14, i, {Task::kExtraction},
+                                   {.invented_names_percent = 70, .wide_phrasing_percent = 100});
+    check_example(e, "example " + std::to_string(i));
+    const std::string& text = e.messages[1].content;
+    std::string digits;
+    for (char c : text) {
+      if (c >= '0' && c <= '9') digits += c;
+    }
+    const json answer = json::parse(e.messages[2].content);
+    for (const auto& [key, v] : answer.items()) {
+      std::smatch date;
+      if (key == "total") continue;  // an order's total is computed, not stated
+      if (v.is_number_integer()) {
+        EXPECT_NE(digits.find(std::to_string(v.get<int64_t>())), std::string::npos)
+            << key << " not in: " << text;
+      } else if (!v.is_string() || std::regex_match(v.get_ref<const std::string&>(), kCode)) {
+        continue;
+      } else if (const std::string& s = v; std::regex_match(s, date, kIsoDate)) {
+        EXPECT_NE(text.find(date[1].str()), std::string::npos) << s << " not in: " << text;
+        EXPECT_NE(text.find(std::to_string(std::stoi(date[3].str()))), std::string::npos)
+            << s << " not in: " << text;
+      } else {
+        EXPECT_NE(text.find(s), std::string::npos) << key << " = " << s << " not in: " << text;
+      }
+    }
+    shapes.insert(text.substr(0, text.find(' ')));
+    if (::testing::Test::HasFailure()) return;
+  }
+  EXPECT_GT(shapes.size(), 200u);  // first words vary: names, leads, dates, counts
+}
+
 }  // namespace
 }  // namespace afm::data::synth

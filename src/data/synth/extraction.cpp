@@ -4,6 +4,7 @@
 
 #include "data/synth/chat_format.h"
 #include "data/synth/lexicon.h"
+#include "data/synth/record_grammar.h"
 #include "data/synth/tasks.h"
 #include "data/synth/text_forms.h"
 
@@ -57,8 +58,9 @@ Extraction person(SynthRng& rng) {
                 {"age", typed("integer", "age in years")},
                 {"city", typed("string", "city of residence")},
                 {"occupation", typed("string", "job title")}};
-  return {"Person", "A person described in the text.", object_schema(props),
-          texts[rng.below(texts.size())],
+  std::string text = texts[rng.below(texts.size())];
+  if (rng.wide_phrasing()) text = person_text(rng, {name, job, c, age});
+  return {"Person", "A person described in the text.", object_schema(props), text,
           Json{{"name", name}, {"age", age}, {"city", c}, {"occupation", job}}};
 }
 
@@ -83,8 +85,9 @@ Extraction event(SynthRng& rng) {
                 {"city", plain("string")},
                 {"date", typed("string", "ISO 8601 date, YYYY-MM-DD")},
                 {"attendees", plain("integer")}};
-  return {"Event", "An event mentioned in the text.", object_schema(props),
-          texts[rng.below(texts.size())],
+  std::string text = texts[rng.below(texts.size())];
+  if (rng.wide_phrasing()) text = event_text(rng, {ev, c, n, d});
+  return {"Event", "An event mentioned in the text.", object_schema(props), text,
           Json{{"event", ev}, {"city", c}, {"date", iso_date(d)}, {"attendees", people}}};
 }
 
@@ -112,8 +115,9 @@ Extraction payment(SynthRng& rng) {
                 {"amount", typed("number", "amount in the currency's main unit")},
                 {"currency", currency},
                 {"date", typed("string", "ISO 8601 date, YYYY-MM-DD")}};
-  return {"Payment", "A payment described in the text.", object_schema(props),
-          texts[rng.below(texts.size())],
+  std::string text = texts[rng.below(texts.size())];
+  if (rng.wide_phrasing()) text = payment_text(rng, {payer, payee, amount, d});
+  return {"Payment", "A payment described in the text.", object_schema(props), text,
           Json{{"payer", payer},
                {"payee", payee},
                {"amount", to_number(cents)},

@@ -9,32 +9,8 @@
 namespace afm::data::synth {
 namespace {
 
-using Slot = std::pair<std::string_view, std::string_view>;  // {name} -> value
-
-// The pattern with every "{name}" of `slots` replaced by its value.
-std::string fill(std::string_view pattern, std::initializer_list<Slot> slots) {
-  std::string out;
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    bool replaced = false;
-    if (pattern[i] == '{') {
-      for (const auto& [name, value] : slots) {
-        if (pattern.compare(i + 1, name.size(), name) == 0 &&
-            i + 1 + name.size() < pattern.size() && pattern[i + 1 + name.size()] == '}') {
-          out += value;
-          i += name.size() + 1;
-          replaced = true;
-          break;
-        }
-      }
-    }
-    if (!replaced) out += pattern[i];
-  }
-  return out;
-}
-
-std::string capitalised(std::string s) {
-  if (!s.empty() && s[0] >= 'a' && s[0] <= 'z') s[0] = static_cast<char>(s[0] - 'a' + 'A');
-  return s;
+std::string fill(std::string_view pattern, std::initializer_list<PhraseSlot> slots) {
+  return fill_slots(pattern, slots);
 }
 
 // Openers and closers around a request (each list starts with "" so most requests have none).
@@ -122,6 +98,31 @@ constexpr std::array<std::string_view, 12> kVerbFrames = {
 
 }  // namespace
 
+std::string capitalised(std::string s) {
+  if (!s.empty() && s[0] >= 'a' && s[0] <= 'z') s[0] = static_cast<char>(s[0] - 'a' + 'A');
+  return s;
+}
+
+std::string fill_slots(std::string_view pattern, std::initializer_list<PhraseSlot> slots) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    bool replaced = false;
+    if (pattern[i] == '{') {
+      for (const auto& [name, value] : slots) {
+        if (pattern.compare(i + 1, name.size(), name) == 0 &&
+            i + 1 + name.size() < pattern.size() && pattern[i + 1 + name.size()] == '}') {
+          out += value;
+          i += name.size() + 1;
+          replaced = true;
+          break;
+        }
+      }
+    }
+    if (!replaced) out += pattern[i];
+  }
+  return out;
+}
+
 std::string arithmetic_request(SynthRng& rng, ArithmeticOp op, const std::string& first,
                                const std::string& second) {
   const OpPhrases p = phrases(op);
@@ -164,13 +165,16 @@ std::string weather_request(SynthRng& rng, const std::string& city, std::string_
 
 std::string spelled_date(SynthRng& rng, const Date& date) {
   const std::string month(month_name(date.month));
-  const std::string abbreviation = month.substr(0, 3);
+  // "Mar" and "Mar." but "May", "June", "July" in full: short names are not abbreviated.
+  const bool short_name = month.size() <= 4;
+  const std::string abbreviation = short_name ? month : month.substr(0, 3);
+  const std::string dotted = short_name ? month : abbreviation + ".";
   const std::string day = std::to_string(date.day), year = std::to_string(date.year);
   switch (rng.below(9)) {
     case 0: return prose_date(date, static_cast<int>(rng.below(kDateStyles)));
     case 1: return abbreviation + " " + day + ", " + year;
     case 2: return day + " " + abbreviation + " " + year;
-    case 3: return abbreviation + ". " + day + ", " + year;
+    case 3: return dotted + " " + day + ", " + year;
     case 4: return month + " " + ordinal(date.day) + ", " + year;
     case 5: return ordinal(date.day) + " " + month + " " + year;
     case 6: return month + " the " + ordinal(date.day) + " " + year;

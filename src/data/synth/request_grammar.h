@@ -12,8 +12,10 @@
 // seed gives the same text on every platform. Numbers are passed in already spelled.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "data/synth/synth_rng.h"
 #include "data/synth/text_forms.h"
@@ -43,6 +45,13 @@ std::string exchange_request(SynthRng& rng, int64_t hundredths, const Currency& 
 // another, the units spelled by name, plural or abbreviation.
 std::string conversion_request(SynthRng& rng, const std::string& value, std::string_view from,
                                std::string_view to);
+
+// The pattern with every "{name}" of `slots` replaced by its value (other braces kept).
+using PhraseSlot = std::pair<std::string_view, std::string_view>;
+std::string fill_slots(std::string_view pattern, std::initializer_list<PhraseSlot> slots);
+
+// The text with its first ASCII letter upper-cased when it is a lower-case letter.
+std::string capitalised(std::string s);
 
 // A date in one of the grammar's spellings ("Mar 5", "5th March", "March the 5th", ...).
 std::string spelled_date(SynthRng& rng, const Date& date);
