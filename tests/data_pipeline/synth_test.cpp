@@ -476,5 +476,27 @@ TEST(SynthKnobs, WidePhrasingRecordsKeepEveryValueInTheText) {
   EXPECT_GT(shapes.size(), 200u);  // first words vary: names, leads, dates, counts
 }
 
+// Varied schemas ask for a subset of the fields in shuffled order; the answer has exactly the
+// schema's fields in the schema's order.
+TEST(SynthKnobs, SchemaVariationAnswersFollowTheSchemasFieldsAndOrder) {
+  std::set<std::string> orders;
+  for (uint64_t i = 0; i < 2000; ++i) {
+    const Example e = make_example(15, i, {Task::kExtraction}, {.schema_variation_percent = 100});
+    check_example(e, "example " + std::to_string(i));
+    const json schema = json_after(e.messages[1].content, "\nschema: ");
+    const nlohmann::ordered_json answer = nlohmann::ordered_json::parse(e.messages[2].content);
+    std::vector<std::string> wanted, got;
+    for (const auto& key : schema["required"]) wanted.push_back(key);
+    for (const auto& [key, value] : answer.items()) got.push_back(key);
+    EXPECT_EQ(got, wanted) << e.messages[2].content;
+    EXPECT_GE(got.size(), 2u);
+    std::string order;
+    for (const std::string& k : got) order += k + ",";
+    orders.insert(order);
+    if (::testing::Test::HasFailure()) return;
+  }
+  EXPECT_GT(orders.size(), 100u);
+}
+
 }  // namespace
 }  // namespace afm::data::synth

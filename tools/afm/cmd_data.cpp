@@ -56,7 +56,8 @@ struct SynthArgs {
   std::vector<std::string> tasks;
   std::string format = "text";
   int invented_names = 0, bare_arithmetic = 0, varied_phrasing = 0, broad_variety = 0,
-      schema_constraints = 0, restated_arithmetic = 0, wide_phrasing = 0;
+      schema_constraints = 0, restated_arithmetic = 0, wide_phrasing = 0,
+      schema_variation = 0;
   bool json = false;
 };
 
@@ -64,7 +65,8 @@ void run_synth(const SynthArgs& a) {
   data::synth::SynthOptions options{a.seed, a.n, a.out, {}};
   if (a.format == "jsonl") options.format = data::synth::SynthFormat::kJsonl;
   options.knobs = {a.invented_names, a.bare_arithmetic, a.varied_phrasing, a.broad_variety,
-                   a.schema_constraints, a.restated_arithmetic, a.wide_phrasing};
+                   a.schema_constraints, a.restated_arithmetic, a.wide_phrasing,
+                   a.schema_variation};
   for (const std::string& t : a.tasks) options.tasks.push_back(data::synth::parse_task(t));
   const data::synth::SynthSummary s = data::synth::write_synthetic(options);
   if (a.json) {
@@ -181,6 +183,12 @@ void add_synth(CLI::App& data) {
                   "Percent of arithmetic questions and tool requests composed from a phrase "
                   "grammar (operation words with operands in either order; date, currency and "
                   "unit spellings; cities in many clauses) instead of fixed sentence lists")
+      ->capture_default_str()
+      ->check(between(0, 100));
+  cmd->add_option("--schema-variation", a->schema_variation,
+                  "Percent of extraction schemas asking for a subset of the fields (at least "
+                  "two) in shuffled order, half without descriptions; the answer follows the "
+                  "schema")
       ->capture_default_str()
       ->check(between(0, 100));
   cmd->add_flag("--json", a->json, "Print a JSON summary");

@@ -279,12 +279,32 @@ void add_constraints(SynthRng& rng, Extraction& e) {
   }
 }
 
+// A subset of the fields (at least two) in shuffled order, the answer reordered to match;
+// half of the time without descriptions (the schema-variation knob, synth_rng.h).
+void vary_schema(SynthRng& rng, Extraction& e) {
+  const Json& properties = e.schema["properties"];
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : properties.items()) keys.push_back(key);
+  const size_t keep = static_cast<size_t>(rng.range(2, static_cast<int64_t>(keys.size())));
+  const bool plain_fields = rng.percent(50);
+  Json kept = Json::object(), answer = Json::object();
+  for (size_t i : rng.distinct(keys.size(), keep)) {
+    Json field = properties[keys[i]];
+    if (plain_fields) field.erase("description");
+    kept[keys[i]] = field;
+    answer[keys[i]] = e.answer[keys[i]];
+  }
+  e.schema = object_schema(kept);
+  e.answer = answer;
+}
+
 Messages make_extraction(SynthRng& rng) {
   using Maker = Extraction (*)(SynthRng&);
   static constexpr std::array<Maker, 5> kMakers = {person, event, payment, trip, order};
   Extraction e = kMakers[rng.below(kMakers.size())](rng);
   const int vary = rng.varied_phrasing_percent();  // 0: no draw, the pretraining stream
   if (vary > 0 && rng.percent(vary)) e.text = vary_text(rng, e);
+  if (rng.schema_variation()) vary_schema(rng, e);
   if (rng.schema_constraints()) add_constraints(rng, e);
   const std::string prompt = std::string(rng.pick(Words(kAsk))) + e.text;
   return {

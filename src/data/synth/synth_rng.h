@@ -47,6 +47,12 @@ struct SynthKnobs {
   // on the lists alone answered "add 41 to 90" with 41 - 90 and read "Check the sky over
   // Cardiff" as a city called "Checked".
   int wide_phrasing_percent = 0;
+  // The share of extraction schemas that ask for a subset of the record's fields (at least
+  // two) in shuffled order, half of them without field descriptions; the answer follows the
+  // schema. A model trained on one field order learned to close a string with the token
+  // '","' that leads to the next field it expects, and when a user's schema ends there the
+  // guided decoder forbids that token and the string runs on ("Oslo is warmer by 16...").
+  int schema_variation_percent = 0;
 };
 
 class SynthRng {
@@ -62,6 +68,10 @@ class SynthRng {
   // One draw of the wide-phrasing knob; no draw at all when it is 0 (the older streams).
   bool wide_phrasing() {
     return knobs_.wide_phrasing_percent > 0 && percent(knobs_.wide_phrasing_percent);
+  }
+  // One draw of the schema-variation knob; no draw at all when it is 0 (the older streams).
+  bool schema_variation() {
+    return knobs_.schema_variation_percent > 0 && percent(knobs_.schema_variation_percent);
   }
   // One draw of the broad-variety knob; no draw at all when it is 0 (the older streams).
   bool broad_variety() {
