@@ -1,0 +1,115 @@
+"""`afm quantize` on the shipped model: which tensors take which type (matrices the --type,
+the embedding its own type, norms kept, --keep honoured), the JSON summary agrees with
+`afm info --json` of the output, a q8_0 model re-encoded through f32 comes back byte for byte,
+the quantized file runs, and bad input is a one-line error that leaves an existing output
+untouched. AFM_BIN is set by CTest.
+"""
+import hashlib
+import json
+import os
+import subprocess
+import tempfile
+
+AFM = os.environ["AFM_BIN"]
+MODEL = "models/afm-device-21m.gguf"
+
+
+def run(*args, timeout=300):
+    return subprocess.run([AFM, *args], capture_output=True, text=True, errors="replace",
+                          timeout=timeout)
+
+
+def ok(*args):
+    r = run(*args)
+    assert r.returncode == 0, (args, r.returncode, r.stderr)
+    return r.stdout
+
+
+def one_line_error(r, code, *needles):
+    assert r.returncode == code, (r.returncode, r.stderr)
+    assert r.stderr.count("\n") == 1, r.stderr
+    for n in needles:
+        assert n in r.stderr, (n, r.stderr)
+
+
+def quantize(src, dst, *options):
+    return json.loads(ok("quantize", src, dst, "--json", *options))
+
+
+def tensor_types(path):
+    """name -> type of every tensor, read with the project's GGUF reader through `afm info`."""
+    info = json.loads(ok("info", path, "--json"))
+    return info["tensor_types"]
+
+
+def sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def test_types_per_tensor(tmp):
+    out = os.path.join(tmp, "q4.gguf")
+    s = quantize(MODEL, out, "--type", "q4_0")
+    types = tensor_types(out)
+    assert set(types) == {"f32", "q4_0"}, types  # norms stay f32, every matrix is q4_0
+    assert types["q4_0"]["count"] == s["tensor_types"]["q4_0"]["tensors"], (types, s)
+    assert types["q4_0"]["bytes"] == s["tensor_types"]["q4_0"]["bytes"], (types, s)
+    assert s["f16_fallbacks"] == 0 and s["converted"] == types["q4_0"]["count"], s
+    assert os.path.getsize(out) < 0.6 * os.path.getsize(MODEL)
+
+    mixed = os.path.join(tmp, "mixed.gguf")
+    s = quantize(MODEL, mixed, "--type", "q4_0", "--embedding-type", "q8_0", "--keep", "attn_q.")
+    types = tensor_types(mixed)
+    layers = json.loads(ok("info", MODEL, "--json"))["hyperparameters"]["block_count"]
+    # The embedding (its own type, q8_0 already) and every attn_q matrix stay q8_0, copied.
+    assert types["q8_0"]["count"] == 1 + layers, types
+    assert s["kept"] == types["f32"]["count"] + layers + 1, s
+
+
+def test_round_trip_through_f32(tmp):
+    wide = os.path.join(tmp, "f32.gguf")
+    back = os.path.join(tmp, "back.gguf")
+    quantize(MODEL, wide, "--type", "f32")
+    assert set(tensor_types(wide)) == {"f32"}
+    quantize(wide, back, "--type", "q8_0")
+    assert sha256(back) == sha256(MODEL), "q8_0 -> f32 -> q8_0 changed the file"
+
+
+def test_quantized_model_runs(tmp):
+    out = os.path.join(tmp, "emb4.gguf")
+    quantize(MODEL, out, "--type", "q8_0", "--embedding-type", "q4_0")
+    got = json.loads(ok("generate", "-m", out, "-p", "Hello", "-n", "4", "--temp", "0",
+                        "--ignore-eos", "--json"))
+    assert len(got["tokens"]) == 4, got
+
+
+def test_errors_leave_the_output_untouched(tmp):
+    out = os.path.join(tmp, "keep.gguf")
+    with open(out, "wb") as f:
+        f.write(b"previous contents")
+    one_line_error(run("quantize", MODEL, out, "--type", "q5_k"), 1, "--type", "q5_k")
+    one_line_error(run("quantize", MODEL, out, "--type", "q4_0", "--embedding-type", "x"), 1,
+                   "--embedding-type")
+    one_line_error(run("quantize", os.path.join(tmp, "absent.gguf"), out, "--type", "q4_0"), 1,
+                   "absent.gguf")
+    cut = os.path.join(tmp, "cut.gguf")
+    with open(MODEL, "rb") as src, open(cut, "wb") as dst:
+        dst.write(src.read(4096))
+    one_line_error(run("quantize", cut, out, "--type", "q4_0"), 1, "cut.gguf")
+    with open(out, "rb") as f:
+        assert f.read() == b"previous contents"
+    assert sorted(os.listdir(tmp)) == ["cut.gguf", "keep.gguf"], os.listdir(tmp)
+    one_line_error(run("quantize", MODEL, out), 2, "--type")
+    assert "--embedding-type" in ok("quantize", "--help")
+
+
+def main():
+    for test in (test_types_per_tensor, test_round_trip_through_f32, test_quantized_model_runs,
+                 test_errors_leave_the_output_untouched):
+        with tempfile.TemporaryDirectory() as tmp:
+            test(tmp)
+        print(f"ok {test.__name__}")
+
+
+if __name__ == "__main__":
+    main()

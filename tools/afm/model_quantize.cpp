@@ -1,0 +1,120 @@
+#include "model_quantize.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "base/error.h"
+#include "base/progress.h"
+#include "gguf/writer.h"
+#include "ops/embedding.h"
+#include "ops/matrix.h"
+#include "quant/tensor_encode.h"
+
+namespace afm::cli {
+namespace {
+
+bool contains_any(const std::string& name, const std::vector<std::string>& patterns) {
+  for (const std::string& p : patterns) {
+    if (!p.empty() && name.find(p) != std::string::npos) return true;
+  }
+  return false;
+}
+
+bool fits_blocks(gguf::TensorType type, uint64_t row_length) {
+  return row_length % gguf::tensor_type_traits(type).block_elements == 0;
+}
+
+// The tensor's values re-encoded row by row (rows of shape[0] values), so no more than one
+// row of floats is held at a time.
+std::vector<uint8_t> reencode(const gguf::TensorInfo& t, gguf::TensorType type) {
+  const int64_t cols = static_cast<int64_t>(t.shape[0]);
+  const int64_t rows = static_cast<int64_t>(t.n_elements()) / cols;
+  const ops::Matrix in{t.type, t.data, rows, cols, ops::row_bytes_for(t.type, cols)};
+  const size_t out_row = ops::row_bytes_for(type, cols);
+  std::vector<uint8_t> out(out_row * rows), encoded;
+  std::vector<float> row(cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    ops::dequantize_row(in, r, row.data());
+    quant::encode_tensor(row.data(), row.size(), type, encoded);
+    std::copy(encoded.begin(), encoded.end(), out.begin() + r * out_row);
+  }
+  return out;
+}
+
+void check_runnable(gguf::TensorType type, const char* option) {
+  if (!ops::is_supported_weight_type(type)) {
+    throw_error(ErrorCode::kInvalidArgument,
+                std::string(option) + " " + std::string(gguf::tensor_type_traits(type).name) +
+                    " is not a weight type the runtime runs (f32, f16, bf16, q8_0, q4_0)");
+  }
+}
+
+}  // namespace
+
+gguf::TensorType target_type(const gguf::TensorInfo& t, const QuantizeOptions& o) {
+  if (t.shape.size() < 2 || contains_any(t.name, o.keep) ||
+      t.name.ends_with(".ffn_gate_inp.weight")) {
+    return t.type;
+  }
+  gguf::TensorType want = o.type;
+  if (t.name == "token_embd.weight" && o.embedding_type) want = *o.embedding_type;
+  if (t.name == "output.weight" && o.output_type) want = *o.output_type;
+  return fits_blocks(want, t.shape[0]) ? want : gguf::TensorType::kF16;
+}
+
+QuantizeSummary quantize_model(const gguf::File& in, const std::string& out_path,
+                               const QuantizeOptions& o) {
+  check_runnable(o.type, "--type");
+  if (o.embedding_type) check_runnable(*o.embedding_type, "--embedding-type");
+  if (o.output_type) check_runnable(*o.output_type, "--output-type");
+  gguf::Writer w;
+  // Metadata in the input's order, general.file_type replaced where it stands (a file that
+  // gains nothing from re-encoding comes back byte for byte).
+  const gguf::Value file_type(quant::llama_file_type(o.type));
+  bool had_file_type = false;
+  for (const auto& [key, value] : in.metadata()) {
+    if (key == "general.alignment") continue;  // set_alignment writes it
+    const bool is_file_type = key == "general.file_type";
+    had_file_type |= is_file_type;
+    w.set(key, is_file_type ? file_type : value);
+  }
+  if (!had_file_type) w.set("general.file_type", file_type);
+  if (in.alignment() != gguf::kDefaultAlignment) {
+    w.set_alignment(static_cast<uint32_t>(in.alignment()));
+  }
+  QuantizeSummary s;
+  for (const gguf::TensorInfo& t : in.tensors()) {
+    const gguf::TensorType type = target_type(t, o);
+    ++s.tensors;
+    s.bytes_in += t.n_bytes;
+    const uint64_t bytes = gguf::Writer::tensor_bytes(type, t.shape);
+    s.bytes_out += bytes;
+    auto& totals = s.per_type[std::string(gguf::tensor_type_traits(type).name)];
+    ++totals.tensors, totals.elements += t.n_elements(), totals.bytes += bytes;
+    if (type == t.type) {
+      ++s.kept;
+      w.add_tensor(t.name, t.type, t.shape, t.bytes());
+      continue;
+    }
+    if (!ops::is_supported_weight_type(t.type)) {
+      throw_error(ErrorCode::kUnsupported,
+                  in.path() + ": tensor " + t.name + " is " +
+                      std::string(gguf::tensor_type_traits(t.type).name) +
+                      ", which afm quantize cannot decode; keep it with --keep " + t.name);
+    }
+    ++s.converted;
+    if (type == gguf::TensorType::kF16 && type != o.type) ++s.fallbacks;
+    const gguf::TensorInfo* info = &t;
+    w.add_tensor(t.name, type, t.shape,
+                 [info, type](std::vector<uint8_t>& out) { out = reencode(*info, type); });
+  }
+  std::unique_ptr<ProgressBar> bar;
+  if (o.progress) bar = std::make_unique<ProgressBar>("quantize", w.total_tensor_bytes());
+  w.write(out_path, [&bar](uint64_t done, uint64_t) {
+    if (bar) bar->update(done);
+  });
+  if (bar) bar->finish();
+  return s;
+}
+
+}  // namespace afm::cli
