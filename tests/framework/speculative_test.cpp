@@ -106,6 +106,11 @@ SpeculationConfig lookup_config(int n = 3) {
 const char* kCopyPrompt =
     "Repeat this sentence exactly: the quick brown fox jumps over the lazy dog near the "
     "river bank on a sunny afternoon in early spring.";
+// A request the shipped model answers at length (a sum worked column by column, ~35 tokens):
+// the tests that need many drafted tokens or a turn longer than the context use it, whatever
+// the model makes of a request to copy.
+const char* kLongAnswerPrompt =
+    "A class collected 47 cans on Monday and 38 cans on Tuesday. How many cans is that in all?";
 
 TEST(PromptLookup, ProposesWhatFollowedTheLongestRecurringSuffix) {
   const std::vector<int32_t> ctx{1, 2, 3, 4, 9, 2, 3, 7, 5, 2, 3};
@@ -121,7 +126,7 @@ TEST(PromptLookup, ProposesWhatFollowedTheLongestRecurringSuffix) {
 }
 
 TEST(Speculation, FreeTextIsTheSameTurnAtTemperatureZeroAndSeedForSeedAbove) {
-  const std::vector<int32_t> prompt = render(kCopyPrompt);
+  const std::vector<int32_t> prompt = render(kLongAnswerPrompt);
   DecodePlan plan;
   plan.max_tokens = 48;
   Speculator lookup(lookup_config(), context());
@@ -247,7 +252,7 @@ TEST(Speculation, ToolCallsThroughTheServiceAreTheSame) {
 
 // Drafts never run past the context: the turn ends by length where plain decoding's does.
 TEST(Speculation, AFullContextEndsTheTurnWherePlainDecodingDoes) {
-  const std::vector<int32_t> prompt = render(kCopyPrompt);
+  const std::vector<int32_t> prompt = render(kLongAnswerPrompt);
   const int64_t n_ctx = static_cast<int64_t>(prompt.size()) + 9;
   DecodePlan plan;
   SpeculationConfig self;
