@@ -3,16 +3,16 @@
 // tokenized, cut into chunks of c tokens, each chunk is evaluated from an empty cache, and only
 // the second half of each chunk is scored (every scored token then has at least c/2 tokens of
 // context). For comparing types and compression of one model (docs/compression.md).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "base/error.h"
+#include "base/mapped_file.h"
 #include "base/progress.h"
 #include "command.h"
 #include "engine_options.h"
@@ -26,14 +26,6 @@ struct PerplexityArgs {
   int64_t chunk = 512, max_chunks = 0;
   bool json = false;
 };
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_error(ErrorCode::kIo, "cannot read " + path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // -log p(next) for positions [from, n - 1) of one chunk's logits (n_vocab per position).
 double chunk_nll(const std::vector<float>& logits, const int32_t* tokens, int64_t n,
@@ -52,7 +44,7 @@ double chunk_nll(const std::vector<float>& logits, const int32_t* tokens, int64_
 
 void run_perplexity(const PerplexityArgs& a) {
   const Engine e = load_engine(a.engine);
-  const std::vector<int32_t> tokens = e.tokenizer->encode(read_text(a.file), {});
+  const std::vector<int32_t> tokens = e.tokenizer->encode(read_file_to_string(a.file), {});
   int64_t chunks = static_cast<int64_t>(tokens.size()) / a.chunk;
   if (a.max_chunks > 0) chunks = std::min(chunks, a.max_chunks);
   if (chunks == 0) {
