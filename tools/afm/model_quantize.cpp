@@ -49,6 +49,13 @@ void check_runnable(gguf::TensorType type, const char* option) {
   }
 }
 
+// The type the options ask for this tensor, before the block-size fallback.
+gguf::TensorType wanted_type(const gguf::TensorInfo& t, const QuantizeOptions& o) {
+  if (t.name == "token_embd.weight" && o.embedding_type) return *o.embedding_type;
+  if (t.name == "output.weight" && o.output_type) return *o.output_type;
+  return o.type;
+}
+
 }  // namespace
 
 gguf::TensorType target_type(const gguf::TensorInfo& t, const QuantizeOptions& o) {
@@ -56,9 +63,7 @@ gguf::TensorType target_type(const gguf::TensorInfo& t, const QuantizeOptions& o
       t.name.ends_with(".ffn_gate_inp.weight")) {
     return t.type;
   }
-  gguf::TensorType want = o.type;
-  if (t.name == "token_embd.weight" && o.embedding_type) want = *o.embedding_type;
-  if (t.name == "output.weight" && o.output_type) want = *o.output_type;
+  const gguf::TensorType want = wanted_type(t, o);
   return fits_blocks(want, t.shape[0]) ? want : gguf::TensorType::kF16;
 }
 
@@ -103,7 +108,7 @@ QuantizeSummary quantize_model(const gguf::File& in, const std::string& out_path
                       ", which afm quantize cannot decode; keep it with --keep " + t.name);
     }
     ++s.converted;
-    if (type == gguf::TensorType::kF16 && type != o.type) ++s.fallbacks;
+    if (type != wanted_type(t, o)) ++s.fallbacks;  // rows that do not split into blocks
     const gguf::TensorInfo* info = &t;
     w.add_tensor(t.name, type, t.shape,
                  [info, type](std::vector<uint8_t>& out) { out = reencode(*info, type); });

@@ -9,10 +9,6 @@
 namespace afm::data::synth {
 namespace {
 
-std::string fill(std::string_view pattern, std::initializer_list<PhraseSlot> slots) {
-  return fill_slots(pattern, slots);
-}
-
 // Openers and closers around a request (each list starts with "" so most requests have none).
 constexpr std::array<std::string_view, 12> kOpeners = {
     "", "", "", "", "Hey! ", "Hi there. ", "Quick one: ", "OK, next: ", "Hello! ", "Right. ",
@@ -128,9 +124,9 @@ std::string arithmetic_request(SynthRng& rng, ArithmeticOp op, const std::string
   const OpPhrases p = phrases(op);
   const bool noun = rng.percent(55);
   const std::string phrase =
-      fill(rng.pick(noun ? p.nouns : p.verbs), {{"m", first}, {"n", second}});
+      fill_slots(rng.pick(noun ? p.nouns : p.verbs), {{"m", first}, {"n", second}});
   const std::string_view frame = rng.pick(noun ? Words(kNounFrames) : Words(kVerbFrames));
-  return around(rng, capitalised(fill(frame, {{"x", phrase}})));
+  return around(rng, capitalised(fill_slots(frame, {{"x", phrase}})));
 }
 
 // ---- weather ---------------------------------------------------------------------------------
@@ -155,7 +151,7 @@ constexpr std::array<std::string_view, 5> kCelsiusSaid = {
 }  // namespace
 
 std::string weather_request(SynthRng& rng, const std::string& city, std::string_view unit) {
-  std::string request = fill(rng.pick(Words(kWeatherFrames)), {{"c", city}});
+  std::string request = fill_slots(rng.pick(Words(kWeatherFrames)), {{"c", city}});
   if (unit == "fahrenheit") request += rng.pick(Words(kFahrenheitSaid));
   if (unit == "celsius") request += rng.pick(Words(kCelsiusSaid));
   return around(rng, request);
@@ -195,7 +191,7 @@ constexpr std::array<std::string_view, 14> kCalendarFrames = {
 }  // namespace
 
 std::string calendar_request(SynthRng& rng, const Date& date) {
-  return around(rng, capitalised(fill(rng.pick(Words(kCalendarFrames)),
+  return around(rng, capitalised(fill_slots(rng.pick(Words(kCalendarFrames)),
                                       {{"d", spelled_date(rng, date)}})));
 }
 
@@ -232,7 +228,7 @@ std::string exchange_request(SynthRng& rng, int64_t hundredths, const Currency& 
   const std::string amount = rng.percent(50) ? prose_money(hundredths, base, static_cast<int>(rng.below(kMoneyStyles)))
                                        : with_commas(hundredths / 100) + " " + base_name;
   const std::string one = base.code == "USD" ? "dollar" : base.code == "EUR" ? "euro" : "pound";
-  return around(rng, capitalised(fill(rng.pick(Words(kRateFrames)), {{"m", amount},
+  return around(rng, capitalised(fill_slots(rng.pick(Words(kRateFrames)), {{"m", amount},
                                                                      {"q", quote_name},
                                                                      {"b", base_name},
                                                                      {"b1", one}})));
@@ -278,7 +274,7 @@ constexpr std::array<std::string_view, 12> kConversionFrames = {
 std::string conversion_request(SynthRng& rng, const std::string& value, std::string_view from,
                                std::string_view to) {
   const std::string f = unit_name(rng, from), t = unit_name(rng, to);
-  return around(rng, capitalised(fill(rng.pick(Words(kConversionFrames)),
+  return around(rng, capitalised(fill_slots(rng.pick(Words(kConversionFrames)),
                                       {{"v", value}, {"f", f}, {"t", t}})));
 }
 
