@@ -28,6 +28,8 @@ std::optional<TensorTypeTraits> tensor_type_traits(uint32_t raw) {
       return TensorTypeTraits{"q8_0", 32, 34};
     case TensorType::kQ4_0:
       return TensorTypeTraits{"q4_0", 32, 18};
+    case TensorType::kQ2_B:
+      return TensorTypeTraits{"q2_b", 128, 34};
   }
   return std::nullopt;
 }
@@ -40,7 +42,7 @@ TensorTypeTraits tensor_type_traits(TensorType t) {
 
 std::optional<TensorType> tensor_type_from_name(std::string_view name) {
   for (TensorType t : {TensorType::kF32, TensorType::kF16, TensorType::kBF16, TensorType::kQ8_0,
-                       TensorType::kQ4_0}) {
+                       TensorType::kQ4_0, TensorType::kQ2_B}) {
     if (tensor_type_traits(t).name == name) return t;
   }
   return std::nullopt;

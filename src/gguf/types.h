@@ -32,13 +32,15 @@ bool is_valid_value_type(uint32_t raw);
 
 // Tensor element types with ggml's numbering. Blocks: Q8_0 = f16 scale + 32 x int8 (34 bytes),
 // Q4_0 = f16 scale + 16 bytes of packed nibbles (18 bytes). New afm types take numbers above
-// ggml's range (see docs/gguf.md) and are added here with their block layout.
+// ggml's range (see docs/gguf.md) and are added here with their block layout:
+// Q2_B = f16 scale + 32 bytes of 2-bit codes for 128 values (34 bytes; quant/balanced_2bit.h).
 enum class TensorType : uint32_t {
   kF32 = 0,
   kF16 = 1,
   kQ4_0 = 2,
   kQ8_0 = 8,
   kBF16 = 30,
+  kQ2_B = 128,  // afm's balanced 2-bit type; ggml does not read it
 };
 
 struct TensorTypeTraits {

@@ -16,6 +16,7 @@ cpu::GemmKernel kernel_for(const cpu::GemmKernels& k, gguf::TensorType type) {
     case gguf::TensorType::kBF16: return k.bf16;
     case gguf::TensorType::kQ8_0: return k.q8_0;
     case gguf::TensorType::kQ4_0: return k.q4_0;
+    case gguf::TensorType::kQ2_B: return k.q2_b;
     default: return nullptr;
   }
 }
@@ -30,7 +31,8 @@ cpu::GemmKernel per_token_kernel_for(const cpu::GemmKernels& k, gguf::TensorType
 }
 
 bool is_quantized(gguf::TensorType type) {
-  return type == gguf::TensorType::kQ8_0 || type == gguf::TensorType::kQ4_0;
+  return type == gguf::TensorType::kQ8_0 || type == gguf::TensorType::kQ4_0 ||
+         type == gguf::TensorType::kQ2_B;
 }
 
 // Rows per cache block: enough weight bytes to be reused from L2 by every token of a batch.

@@ -2,29 +2,66 @@
 
 #include <cstring>
 
+#include "base/half.h"
+#include "quant/balanced_2bit.h"
 #include "quant/block_formats.h"
 
 namespace afm::quant {
 
-void encode_tensor(const float* x, size_t n, gguf::TensorType type, std::vector<uint8_t>& out) {
+size_t encoded_bytes(gguf::TensorType type, size_t n) {
   const auto traits = gguf::tensor_type_traits(type);
-  out.resize(n / traits.block_elements * traits.block_bytes);
+  return n / traits.block_elements * traits.block_bytes;
+}
+
+void encode_values(const float* x, size_t n, gguf::TensorType type, uint8_t* out) {
   switch (type) {
     case gguf::TensorType::kF32:
-      std::memcpy(out.data(), x, n * 4);
-      break;
+      std::memcpy(out, x, n * sizeof(float));
+      return;
     case gguf::TensorType::kF16:
-      convert_row_f32_to_f16(x, reinterpret_cast<uint16_t*>(out.data()), n);
-      break;
+      convert_row_f32_to_f16(x, reinterpret_cast<uint16_t*>(out), n);
+      return;
     case gguf::TensorType::kBF16:
-      convert_row_f32_to_bf16(x, reinterpret_cast<uint16_t*>(out.data()), n);
-      break;
+      convert_row_f32_to_bf16(x, reinterpret_cast<uint16_t*>(out), n);
+      return;
     case gguf::TensorType::kQ8_0:
-      quantize_row_q8_0(x, reinterpret_cast<BlockQ8_0*>(out.data()), n);
-      break;
+      quantize_row_q8_0(x, reinterpret_cast<BlockQ8_0*>(out), n);
+      return;
     case gguf::TensorType::kQ4_0:
-      quantize_row_q4_0(x, reinterpret_cast<BlockQ4_0*>(out.data()), n);
-      break;
+      quantize_row_q4_0(x, reinterpret_cast<BlockQ4_0*>(out), n);
+      return;
+    case gguf::TensorType::kQ2_B:
+      quantize_row_q2b_search(x, reinterpret_cast<BlockQ2B*>(out), n);
+      return;
+  }
+}
+
+void encode_tensor(const float* x, size_t n, gguf::TensorType type, std::vector<uint8_t>& out) {
+  out.resize(encoded_bytes(type, n));
+  encode_values(x, n, type, out.data());
+}
+
+void decode_values(const uint8_t* in, size_t n, gguf::TensorType type, float* out) {
+  const auto* half = reinterpret_cast<const uint16_t*>(in);
+  switch (type) {
+    case gguf::TensorType::kF32:
+      std::memcpy(out, in, n * sizeof(float));
+      return;
+    case gguf::TensorType::kF16:
+      for (size_t i = 0; i < n; ++i) out[i] = f16_to_f32(half[i]);
+      return;
+    case gguf::TensorType::kBF16:
+      for (size_t i = 0; i < n; ++i) out[i] = bf16_to_f32(half[i]);
+      return;
+    case gguf::TensorType::kQ8_0:
+      dequantize_row_q8_0(reinterpret_cast<const BlockQ8_0*>(in), out, n);
+      return;
+    case gguf::TensorType::kQ4_0:
+      dequantize_row_q4_0(reinterpret_cast<const BlockQ4_0*>(in), out, n);
+      return;
+    case gguf::TensorType::kQ2_B:
+      dequantize_row_q2b(reinterpret_cast<const BlockQ2B*>(in), out, n);
+      return;
   }
 }
 
@@ -40,6 +77,8 @@ uint32_t llama_file_type(gguf::TensorType type) {
       return 7;
     case gguf::TensorType::kBF16:
       return 32;
+    case gguf::TensorType::kQ2_B:
+      return 1024;
   }
   return 0;
 }

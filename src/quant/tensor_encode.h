@@ -1,5 +1,7 @@
-// Encodes f32 tensor values as a GGUF tensor type, shared by every writer of model files
-// (`afm convert`, the trainer's export).
+// Encodes f32 values as a GGUF tensor type and decodes them back: the one place that knows
+// every type's codec, shared by every writer of model files (`afm convert`, `afm quantize`,
+// adapter merging, the trainer's export) and every reader of whole rows (embedding lookup, the
+// trainer's import).
 #pragma once
 
 #include <cstddef>
@@ -10,11 +12,20 @@
 
 namespace afm::quant {
 
-// Encodes x (n values, rows contiguous) as `type` into out (resized). For block types n must be
-// a multiple of the block size (32).
+// Encodes x (n values) as `type` into out, which must hold tensor_bytes(type, n). For block
+// types n must be a multiple of the block size (32; 128 for q2_b, whose scales the encoder
+// picks per block by least squared error: quantize_row_q2b_search).
+void encode_values(const float* x, size_t n, gguf::TensorType type, uint8_t* out);
+// The same into a vector, resized to fit.
 void encode_tensor(const float* x, size_t n, gguf::TensorType type, std::vector<uint8_t>& out);
+// Decodes n values of `type` (whole blocks) from in.
+void decode_values(const uint8_t* in, size_t n, gguf::TensorType type, float* out);
 
-// llama.cpp's general.file_type number (LLAMA_FTYPE_*) for a model mostly stored as `type`.
+// Bytes of n values of `type` (n a multiple of its block size).
+size_t encoded_bytes(gguf::TensorType type, size_t n);
+
+// llama.cpp's general.file_type number (LLAMA_FTYPE_*) for a model mostly stored as `type`;
+// 1024 (LLAMA_FTYPE_GUESSED, "not given") for afm's own types, which have none.
 uint32_t llama_file_type(gguf::TensorType type);
 
 }  // namespace afm::quant

@@ -9,8 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
-#include "base/half.h"
-#include "quant/block_formats.h"
+#include "quant/tensor_encode.h"
 
 namespace afm::train {
 namespace {
@@ -192,30 +191,9 @@ std::vector<const gguf::TensorInfo*> match_tensors(const gguf::File& file,
 
 // Dequantizes a whole tensor: block rows are whole blocks (the reader checks shape[0]), so the
 // tensor is one run of blocks.
-void dequantize(const gguf::File& file, const gguf::TensorInfo& t, float* out) {
-  const size_t n = static_cast<size_t>(t.n_elements());
-  const auto* half = reinterpret_cast<const uint16_t*>(t.data);
-  switch (t.type) {
-    case gguf::TensorType::kF32:
-      std::memcpy(out, t.data, n * sizeof(float));
-      return;
-    case gguf::TensorType::kF16:
-      for (size_t i = 0; i < n; ++i) out[i] = f16_to_f32(half[i]);
-      return;
-    case gguf::TensorType::kBF16:
-      for (size_t i = 0; i < n; ++i) out[i] = bf16_to_f32(half[i]);
-      return;
-    case gguf::TensorType::kQ8_0:
-      quant::dequantize_row_q8_0(reinterpret_cast<const quant::BlockQ8_0*>(t.data), out, n);
-      return;
-    case gguf::TensorType::kQ4_0:
-      quant::dequantize_row_q4_0(reinterpret_cast<const quant::BlockQ4_0*>(t.data), out, n);
-      return;
-  }
-  // A type the reader learns later (afm's own block formats) until it is added here.
-  fail(file, ErrorCode::kUnsupported,
-       "tensor " + t.name + " has type " +
-           std::string(gguf::tensor_type_traits(t.type).name) + ", which the trainer cannot load");
+void dequantize(const gguf::TensorInfo& t, float* out) {
+  quant::decode_values(static_cast<const uint8_t*>(t.data), static_cast<size_t>(t.n_elements()),
+                       t.type, out);
 }
 
 void load_parameters(const gguf::File& file, LanguageModel& model) {
@@ -224,7 +202,7 @@ void load_parameters(const gguf::File& file, LanguageModel& model) {
   for (size_t i = 0; i < tensors.size(); ++i) {
     const torch::Tensor& param = model.gguf_parameters()[i].tensor;
     torch::Tensor values = torch::empty(param.sizes(), torch::kFloat32);
-    dequantize(file, *tensors[i], values.data_ptr<float>());
+    dequantize(*tensors[i], values.data_ptr<float>());
     param.copy_(values);
   }
 }

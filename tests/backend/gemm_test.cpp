@@ -1,6 +1,7 @@
 // Every SIMD gemm kernel against the scalar reference, for every weight type, on ragged shapes
 // (rows and tokens not multiples of the register tile, k with a vector tail; 16+ rows with
-// 4+ tokens and more than one 32-block chunk exercise the repacked batch path).
+// 4+ tokens and more than one 32-block chunk exercise the repacked batch path; q2_b rows of an
+// odd number of 128-value blocks).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,12 +11,15 @@
 
 #include "backend/cpu/gemm.h"
 #include "base/half.h"
+#include "quant/balanced_2bit.h"
 #include "quant/block_formats.h"
 
 namespace afm::cpu {
 namespace {
 
-enum class W { kF32, kF16, kBF16, kQ8_0, kQ4_0 };
+enum class W { kF32, kF16, kBF16, kQ8_0, kQ4_0, kQ2_B };
+
+bool is_quant(W type) { return type == W::kQ8_0 || type == W::kQ4_0 || type == W::kQ2_B; }
 
 struct Problem {
   int64_t rows, tokens, k;
@@ -51,11 +55,15 @@ Problem make_problem(W type, int64_t rows, int64_t tokens, int64_t k, uint32_t s
         bytes.resize(k / 32 * sizeof(quant::BlockQ4_0));
         quant::quantize_row_q4_0(row.data(), reinterpret_cast<quant::BlockQ4_0*>(bytes.data()), k);
         break;
+      case W::kQ2_B:
+        bytes.resize(k / 128 * sizeof(quant::BlockQ2B));
+        quant::quantize_row_q2b_search(row.data(), reinterpret_cast<quant::BlockQ2B*>(bytes.data()), k);
+        break;
     }
     p.w_row_bytes = bytes.size();
     p.w.insert(p.w.end(), bytes.begin(), bytes.end());
   }
-  if (type == W::kQ8_0 || type == W::kQ4_0) {
+  if (is_quant(type)) {
     p.xq.resize(tokens * k / 32);
     for (int64_t t = 0; t < tokens; ++t) quantize_activations(&p.x[t * k], &p.xq[t * k / 32], k);
   }
@@ -69,6 +77,7 @@ GemmKernel pick(const GemmKernels& ks, W type) {
     case W::kBF16: return ks.bf16;
     case W::kQ8_0: return ks.q8_0;
     case W::kQ4_0: return ks.q4_0;
+    case W::kQ2_B: return ks.q2_b;
   }
   return nullptr;
 }
@@ -83,11 +92,14 @@ std::vector<float> run(const GemmKernels& ks, W type, const Problem& p) {
 }
 
 void expect_matches_reference(const GemmKernels& ks) {
-  for (W type : {W::kF32, W::kF16, W::kBF16, W::kQ8_0, W::kQ4_0}) {
-    const bool quant = type == W::kQ8_0 || type == W::kQ4_0;
+  for (W type : {W::kF32, W::kF16, W::kBF16, W::kQ8_0, W::kQ4_0, W::kQ2_B}) {
+    const std::vector<int64_t> ks_for_type =
+        type == W::kQ2_B ? std::vector<int64_t>{128, 384, 1024, 1152}
+        : is_quant(type) ? std::vector<int64_t>{32, 96, 256, 1088}
+                         : std::vector<int64_t>{5, 16, 40, 131};
     for (int64_t rows : {1, 3, 4, 9, 16, 35}) {
       for (int64_t tokens : {1, 2, 5, 8}) {
-        for (int64_t k : quant ? std::vector<int64_t>{32, 96, 256, 1088} : std::vector<int64_t>{5, 16, 40, 131}) {
+        for (int64_t k : ks_for_type) {
           const Problem p = make_problem(type, rows, tokens, k, static_cast<uint32_t>(rows * 1000 + tokens * 10 + k));
           const std::vector<float> want = run(scalar_gemm_kernels(), type, p);
           const std::vector<float> got = run(ks, type, p);
@@ -122,9 +134,11 @@ TEST(Gemm, PerTokenKernelsDoNotDependOnTheBatch) {
                                        avx512_gemm_kernels()};
   for (const GemmKernels* ks : sets) {
     if (ks == nullptr) continue;
-    for (W type : {W::kQ8_0, W::kQ4_0}) {
+    for (W type : {W::kQ8_0, W::kQ4_0, W::kQ2_B}) {
       const Problem p = make_problem(type, 35, 9, 256, 7);
-      const GemmKernel batch = type == W::kQ8_0 ? ks->q8_0_per_token : ks->q4_0_per_token;
+      const GemmKernel batch = type == W::kQ8_0   ? ks->q8_0_per_token
+                               : type == W::kQ4_0 ? ks->q4_0_per_token
+                                                  : ks->q2_b;
       const size_t xrb = p.k / 32 * sizeof(ActBlock);
       std::vector<float> all(p.tokens * p.rows);
       batch(p.w.data(), p.w_row_bytes, p.rows, p.xq.data(), xrb, p.tokens, p.k, all.data(), p.rows);
@@ -143,17 +157,19 @@ TEST(Gemm, PerTokenKernelsDoNotDependOnTheBatch) {
 TEST(Gemm, QuantizedDotEqualsDequantizedDot) {
   // The integer path must compute the dot of the dequantised weights with the dequantised
   // activations (no hidden zero-point or sign error).
-  for (W type : {W::kQ8_0, W::kQ4_0}) {
-    const Problem p = make_problem(type, 2, 1, 64, 42);
+  constexpr int k = 256;
+  for (W type : {W::kQ8_0, W::kQ4_0, W::kQ2_B}) {
+    const Problem p = make_problem(type, 2, 1, k, 42);
     const std::vector<float> got = run(scalar_gemm_kernels(), type, p);
     for (int64_t r = 0; r < 2; ++r) {
-      std::vector<float> w(64), x(64);
+      std::vector<float> w(k), x(k);
       const uint8_t* row = p.w.data() + r * p.w_row_bytes;
-      if (type == W::kQ8_0) quant::dequantize_row_q8_0(reinterpret_cast<const quant::BlockQ8_0*>(row), w.data(), 64);
-      else quant::dequantize_row_q4_0(reinterpret_cast<const quant::BlockQ4_0*>(row), w.data(), 64);
-      for (int i = 0; i < 64; ++i) x[i] = p.xq[i / 32].q[i % 32] * p.xq[i / 32].d;
+      if (type == W::kQ8_0) quant::dequantize_row_q8_0(reinterpret_cast<const quant::BlockQ8_0*>(row), w.data(), k);
+      else if (type == W::kQ4_0) quant::dequantize_row_q4_0(reinterpret_cast<const quant::BlockQ4_0*>(row), w.data(), k);
+      else quant::dequantize_row_q2b(reinterpret_cast<const quant::BlockQ2B*>(row), w.data(), k);
+      for (int i = 0; i < k; ++i) x[i] = p.xq[i / 32].q[i % 32] * p.xq[i / 32].d;
       double want = 0;
-      for (int i = 0; i < 64; ++i) want += static_cast<double>(w[i]) * x[i];
+      for (int i = 0; i < k; ++i) want += static_cast<double>(w[i]) * x[i];
       EXPECT_NEAR(got[r], want, 1e-4 * (1 + std::fabs(want)));
     }
   }

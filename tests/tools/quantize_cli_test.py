@@ -1,7 +1,7 @@
 """`afm quantize` on the shipped model: which tensors take which type (matrices the --type,
 the embedding its own type, norms kept, --keep honoured), the JSON summary agrees with
 `afm info --json` of the output, a q8_0 model re-encoded through f32 comes back byte for byte,
-the quantized file runs, and bad input is a one-line error that leaves an existing output
+the quantized file runs (q2_b too, scoring what its decoded weights score), and bad input is a one-line error that leaves an existing output
 untouched. AFM_BIN is set by CTest.
 """
 import hashlib
@@ -83,6 +83,36 @@ def test_quantized_model_runs(tmp):
     assert len(got["tokens"]) == 4, got
 
 
+def perplexity(model, text, chunks=8):
+    got = json.loads(ok("perplexity", "-m", model, "-f", text, "--chunk", "256", "--chunks",
+                        str(chunks), "--json"))
+    return got["perplexity"]
+
+
+def test_two_bit_model(tmp):
+    """q2_b (balanced 2-bit): every matrix takes 34 bytes per 128 weights, the file runs, and
+    its kernels compute what its decoded values do: the model read back as f32 (afm quantize
+    decodes q2_b with the reference codec) scores the same perplexity within the int8
+    activation rounding of the quantized path."""
+    q2 = os.path.join(tmp, "q2.gguf")
+    s = quantize(MODEL, q2, "--type", "q2_b")
+    types = tensor_types(q2)
+    assert set(types) == {"f32", "q2_b"}, types
+    t = s["tensor_types"]["q2_b"]
+    assert t["bytes"] * 128 == t["elements"] * 34, t  # 2.125 bits per weight
+    assert s["f16_fallbacks"] == 0, s
+    decoded = os.path.join(tmp, "q2-f32.gguf")
+    quantize(q2, decoded, "--type", "f32")
+    text = "/usr/share/common-licenses/GPL-3"
+    want, got = perplexity(decoded, text), perplexity(q2, text)
+    assert abs(got / want - 1) < 0.01, (got, want)
+    # Sanity of the scale: 2-bit rounding costs the 21.6M model quality, but not everything.
+    assert got < 10 * perplexity(MODEL, text), got
+    out = json.loads(ok("generate", "-m", q2, "-p", "Hello", "-n", "4", "--temp", "0",
+                        "--ignore-eos", "--json"))
+    assert len(out["tokens"]) == 4, out
+
+
 def test_errors_leave_the_output_untouched(tmp):
     out = os.path.join(tmp, "keep.gguf")
     with open(out, "wb") as f:
@@ -105,7 +135,7 @@ def test_errors_leave_the_output_untouched(tmp):
 
 def main():
     for test in (test_types_per_tensor, test_round_trip_through_f32, test_quantized_model_runs,
-                 test_errors_leave_the_output_untouched):
+                 test_two_bit_model, test_errors_leave_the_output_untouched):
         with tempfile.TemporaryDirectory() as tmp:
             test(tmp)
         print(f"ok {test.__name__}")

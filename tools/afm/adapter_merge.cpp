@@ -8,32 +8,10 @@
 #include "model/lora_writer.h"
 #include "model/weights.h"
 #include "ops/embedding.h"
-#include "quant/block_formats.h"
+#include "quant/tensor_encode.h"
 
 namespace afm::cli {
 namespace {
-
-// One row of `cols` floats in `type` appended to out.
-void encode_row(const float* x, int64_t cols, gguf::TensorType type, uint8_t* out) {
-  switch (type) {
-    case gguf::TensorType::kF32: std::memcpy(out, x, cols * sizeof(float)); return;
-    case gguf::TensorType::kF16:
-      quant::convert_row_f32_to_f16(x, reinterpret_cast<uint16_t*>(out), cols);
-      return;
-    case gguf::TensorType::kBF16:
-      quant::convert_row_f32_to_bf16(x, reinterpret_cast<uint16_t*>(out), cols);
-      return;
-    case gguf::TensorType::kQ8_0:
-      quant::quantize_row_q8_0(x, reinterpret_cast<quant::BlockQ8_0*>(out), cols);
-      return;
-    case gguf::TensorType::kQ4_0:
-      quant::quantize_row_q4_0(x, reinterpret_cast<quant::BlockQ4_0*>(out), cols);
-      return;
-    default:
-      throw_error(ErrorCode::kUnsupported, "adapter merge: cannot re-encode type " +
-                                               std::string(gguf::tensor_type_traits(type).name));
-  }
-}
 
 // The merged bytes of base tensor t: every row o of slice e gains s · B[o] · A.
 std::vector<uint8_t> merged_tensor(const gguf::TensorInfo& t, const model::LoraPair& p,
@@ -55,7 +33,8 @@ std::vector<uint8_t> merged_tensor(const gguf::TensorInfo& t, const model::LoraP
         for (int64_t r = 0; r < rank; ++r) acc += double{b[r]} * a[r * in + i];
         row[i] += static_cast<float>(scale * acc);
       }
-      encode_row(row.data(), in, t.type, bytes.data() + global_row * row_bytes);
+      quant::encode_values(row.data(), static_cast<size_t>(in), t.type,
+                           bytes.data() + global_row * row_bytes);
     }
   }
   return bytes;

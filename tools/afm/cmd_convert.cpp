@@ -1,4 +1,4 @@
-// `afm convert HF_DIR OUT.gguf [--type f32|f16|bf16|q8_0|q4_0]` (docs/convert.md).
+// `afm convert HF_DIR OUT.gguf [--type f32|f16|bf16|q8_0|q4_0|q2_b]` (docs/convert.md).
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -20,7 +20,7 @@ void run_convert(const ConvertArgs& args) {
   auto type = gguf::tensor_type_from_name(args.type);
   if (!type) {
     throw_error(ErrorCode::kInvalidArgument,
-                "--type '" + args.type + "' is not one of f32, f16, bf16, q8_0, q4_0");
+                "--type '" + args.type + "' is not one of f32, f16, bf16, q8_0, q4_0, q2_b");
   }
   hf::ConvertOptions opt{args.hf_dir, args.out, *type};
   hf::ConvertResult r = hf::convert_hf_to_gguf(opt);
@@ -35,7 +35,7 @@ void setup_convert(CLI::App& root) {
   cmd->add_option("hf_dir", args->hf_dir, "Folder with config.json, *.safetensors, tokenizer.json")
       ->required();
   cmd->add_option("out", args->out, "Output GGUF file (written atomically)")->required();
-  cmd->add_option("--type", args->type, "Weight type: f32, f16 (default), bf16, q8_0, q4_0");
+  cmd->add_option("--type", args->type, "Weight type: f32, f16 (default), bf16, q8_0, q4_0, q2_b (balanced 2-bit)");
   cmd->callback([args] { run_convert(*args); });
 }
 

@@ -21,7 +21,7 @@ struct QuantizeArgs {
   bool json = false;
 };
 
-constexpr const char* kTypes = "f32, f16, bf16, q8_0, q4_0";
+constexpr const char* kTypes = "f32, f16, bf16, q8_0, q4_0, q2_b";
 
 gguf::TensorType parse_type(const std::string& name, const char* option) {
   const auto type = gguf::tensor_type_from_name(name);
@@ -80,8 +80,10 @@ void setup_quantize(CLI::App& root) {
   cmd->add_option("out", a->out, "Output GGUF model (written atomically)")->required();
   cmd->add_option("--type", a->type,
                   std::string("Type of the matrices: ") + kTypes +
-                      ". Norms, biases and MoE routers keep their type; a matrix whose rows do "
-                      "not split into 32-value blocks becomes f16")
+                      " (q2_b: balanced 2-bit, 2.125 bits per weight, scales picked per 128-value "
+                      "block by least squared error). Norms, biases and MoE routers keep their "
+                      "type; a matrix whose rows do not split into the type's blocks (32 "
+                      "values, 128 for q2_b) becomes f16")
       ->required();
   cmd->add_option("--embedding-type", a->embedding_type,
                   "Type of token_embd.weight (default: --type); with tied embeddings it is also "

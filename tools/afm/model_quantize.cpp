@@ -31,12 +31,11 @@ std::vector<uint8_t> reencode(const gguf::TensorInfo& t, gguf::TensorType type) 
   const int64_t rows = static_cast<int64_t>(t.n_elements()) / cols;
   const ops::Matrix in{t.type, t.data, rows, cols, ops::row_bytes_for(t.type, cols)};
   const size_t out_row = ops::row_bytes_for(type, cols);
-  std::vector<uint8_t> out(out_row * rows), encoded;
+  std::vector<uint8_t> out(out_row * rows);
   std::vector<float> row(cols);
   for (int64_t r = 0; r < rows; ++r) {
     ops::dequantize_row(in, r, row.data());
-    quant::encode_tensor(row.data(), row.size(), type, encoded);
-    std::copy(encoded.begin(), encoded.end(), out.begin() + r * out_row);
+    quant::encode_values(row.data(), row.size(), type, out.data() + r * out_row);
   }
   return out;
 }
@@ -45,7 +44,7 @@ void check_runnable(gguf::TensorType type, const char* option) {
   if (!ops::is_supported_weight_type(type)) {
     throw_error(ErrorCode::kInvalidArgument,
                 std::string(option) + " " + std::string(gguf::tensor_type_traits(type).name) +
-                    " is not a weight type the runtime runs (f32, f16, bf16, q8_0, q4_0)");
+                    " is not a weight type the runtime runs (f32, f16, bf16, q8_0, q4_0, q2_b)");
   }
 }
 

@@ -3,10 +3,11 @@
 // reference that tests compare the others against and the fallback on any CPU.
 //
 // Weights stay in their file format (read in place from the mmap):
-//   f32 / f16 / bf16 rows of k values; q8_0 / q4_0 rows of k / 32 ggml blocks.
-// Activations: f32 rows for float weights; ActBlock rows (quantize_activations) for q8_0/q4_0,
-// so the inner loop is an integer dot product (VNNI where the CPU has it).
-// Kernels never allocate, throw or log. k must be a multiple of 32 for the quantised types.
+//   f32 / f16 / bf16 rows of k values; q8_0 / q4_0 rows of k / 32 ggml blocks; q2_b rows of
+//   k / 128 balanced 2-bit blocks (quant/balanced_2bit.h).
+// Activations: f32 rows for float weights; ActBlock rows (quantize_activations) for the
+// quantised types, so the inner loop is an integer dot product (VNNI where the CPU has it).
+// Kernels never allocate, throw or log. k must be a multiple of the weight type's block size.
 #pragma once
 
 #include <cstddef>
@@ -39,6 +40,10 @@ struct GemmKernels {
   // call with that token alone (register tiles only; q8_0 / q4_0 may switch to a faster
   // repacked path for batches, whose sums round differently). The float kernels always are.
   GemmKernel q8_0_per_token, q4_0_per_token;
+  // q2_b: register tiles only, so every call is per-token exact. Each 128-value weight block
+  // meets four activation blocks: d_w * sum_j d_a[j] * (sum q a - 1.5 * sum a)[j], computed as
+  // (d_w / 2) * d_a[j] * (sum (2q) a - 3 * sum a)[j] so that the integer part stays exact.
+  GemmKernel q2_b;
   // x: (k) floats -> (k / 32) blocks, the same result as quantize_activations.
   void (*quantize)(const float* x, ActBlock* y, int64_t k);
 };

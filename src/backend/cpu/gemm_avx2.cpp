@@ -6,6 +6,7 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+#include "quant/balanced_2bit.h"
 #include "quant/block_formats.h"
 
 namespace afm::cpu {
@@ -95,7 +96,7 @@ inline void q4_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, 
     for (int c = 0; c < C; ++c) {
       const auto* a = reinterpret_cast<const ActBlock*>(x + c * xrb) + b;
       const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a->q));
-      const __m256i bias = _mm256_castsi128_si256(_mm_cvtsi32_si128(-8 * a->sum));
+      const __m256i bias = _mm256_zextsi128_si256(_mm_cvtsi32_si128(-8 * a->sum));
       for (int r = 0; r < R; ++r) {
         const __m256i s = _mm256_add_epi32(bias, dot_u8_s8(wq[r], xv));
         acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(dw[r] * a->d), acc[r][c]);
@@ -135,6 +136,46 @@ inline void q8_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, 
     for (int c = 0; c < C; ++c) y[c * ys + r] = hsum256(acc[r][c]);
 }
 
+// Q2_B: plane p of a block's 32 code bytes, doubled (2q in 0..6, unsigned for vpmaddubsw):
+// (qs >> (2p - 1)) & 6 with 16-bit shifts (the mask drops the bits that cross bytes). A plane
+// at a time keeps the tile within the 16 ymm registers.
+inline __m256i q2b_plane(const quant::BlockQ2B* blk, int plane) {
+  const __m256i qs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qs));
+  const __m256i shifted = plane == 0 ? _mm256_slli_epi16(qs, 1) : _mm256_srli_epi16(qs, 2 * plane - 1);
+  return _mm256_and_si256(shifted, _mm256_set1_epi8(6));
+}
+
+template <int R, int C>
+inline void q2b_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, int64_t nb,
+                     float* y, int64_t ys) {
+  __m256 acc[R][C];
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    float half_dw[R];
+    for (int r = 0; r < R; ++r) {
+      half_dw[r] = 0.5f * _cvtsh_ss((reinterpret_cast<const quant::BlockQ2B*>(w + r * wrb) + b)->d);
+    }
+    for (int plane = 0; plane < 4; ++plane) {
+      __m256i wq[R];
+      for (int r = 0; r < R; ++r) {
+        wq[r] = q2b_plane(reinterpret_cast<const quant::BlockQ2B*>(w + r * wrb) + b, plane);
+      }
+      for (int c = 0; c < C; ++c) {
+        const auto* a = reinterpret_cast<const ActBlock*>(x + c * xrb) + 4 * b + plane;
+        const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a->q));
+        const __m256i bias = _mm256_zextsi128_si256(_mm_cvtsi32_si128(-3 * a->sum));
+        for (int r = 0; r < R; ++r) {
+          const __m256i s = _mm256_add_epi32(bias, dot_u8_s8(wq[r], xv));
+          acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(half_dw[r] * a->d), acc[r][c]);
+        }
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) y[c * ys + r] = hsum256(acc[r][c]);
+}
+
 #define AFM_TILE_ROWS 4
 #define AFM_TILE_COLS 2
 #include "backend/cpu/gemm_tiling.inc"
@@ -144,7 +185,7 @@ inline void q8_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, 
 const GemmKernels* avx2_gemm_kernels_impl() {
   static const GemmKernels kernels{"avx2",    gemm_f32,  gemm_f16,  gemm_bf16,
                                    gemm_q8_0, gemm_q4_0, gemm_q8_0, gemm_q4_0,
-                                   quantize_activations};
+                                   gemm_q2_b, quantize_activations};
   return &kernels;
 }
 

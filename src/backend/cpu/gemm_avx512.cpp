@@ -10,6 +10,7 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+#include "quant/balanced_2bit.h"
 #include "quant/block_formats.h"
 
 namespace afm::cpu {
@@ -236,6 +237,58 @@ inline void q8_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, 
     for (int c = 0; c < C; ++c) y[c * ys + r] = _mm512_reduce_add_ps(acc[r][c]);
 }
 
+// Q2_B: one 32-byte load gives a block's four code planes (2 bits each); two registers hold
+// them as doubled codes 2q in 0..6 (unsigned bytes for vpdpbusd), planes 0 | 1 and 2 | 3, in
+// the lanes of the activation pairs (a[0] | a[1]) and (a[2] | a[3]):
+//   raw = [qs | qs >> 2] (16-bit shifts; the masks drop the bits that cross bytes)
+//   planes 0 | 1 = (raw << 1) & 6        planes 2 | 3 = (raw >> 3) & 6
+// The -3 * sum(a) correction of each activation block starts its block's first lane.
+inline __m512i q2b_raw(const quant::BlockQ2B* blk) {
+  const __m256i qs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qs));
+  return _mm512_inserti64x4(_mm512_castsi256_si512(qs), _mm256_srli_epi16(qs, 2), 1);
+}
+
+inline __m512i q2b_pair_bias(const ActBlock* a) {
+  return _mm512_inserti32x4(_mm512_zextsi128_si512(_mm_cvtsi32_si128(-3 * a[0].sum)),
+                            _mm_cvtsi32_si128(-3 * a[1].sum), 2);
+}
+
+template <int R, int C>
+inline void q2b_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, int64_t nb,
+                     float* y, int64_t ys) {
+  __m512 acc[R][C];
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm512_setzero_ps();
+  const __m512i six = _mm512_set1_epi8(6);
+  for (int64_t b = 0; b < nb; ++b) {
+    __m512 half_dw[R];
+    for (int r = 0; r < R; ++r) {
+      const auto* blk = reinterpret_cast<const quant::BlockQ2B*>(w + r * wrb) + b;
+      _mm_prefetch(reinterpret_cast<const char*>(blk) + kPrefetchBytes, _MM_HINT_T0);
+      half_dw[r] = _mm512_set1_ps(0.5f * _cvtsh_ss(blk->d));
+    }
+    for (int pair = 0; pair < 2; ++pair) {  // activation blocks 4b + 2 pair, + 1
+      __m512i wq[R];
+      for (int r = 0; r < R; ++r) {
+        const __m512i raw = q2b_raw(reinterpret_cast<const quant::BlockQ2B*>(w + r * wrb) + b);
+        wq[r] = _mm512_and_si512(pair == 0 ? _mm512_slli_epi16(raw, 1) : _mm512_srli_epi16(raw, 3), six);
+      }
+      for (int c = 0; c < C; ++c) {
+        const auto* a = reinterpret_cast<const ActBlock*>(x + c * xrb) + 4 * b + 2 * pair;
+        const __m512i xv = load_act_pair(a);
+        const __m512i bias = q2b_pair_bias(a);
+        const __m512 dx = pair_scale(a[0].d, a[1].d);
+        for (int r = 0; r < R; ++r) {
+          const __m512i s = _mm512_dpbusd_epi32(bias, wq[r], xv);
+          acc[r][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(half_dw[r], dx), acc[r][c]);
+        }
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) y[c * ys + r] = _mm512_reduce_add_ps(acc[r][c]);
+}
+
 #include "backend/cpu/gemm_avx512_packed.inc"
 
 #define AFM_TILE_ROWS 4
@@ -307,7 +360,7 @@ const GemmKernels* avx512_gemm_kernels_impl() {
   static const GemmKernels kernels{"avx512",          gemm_f32,  gemm_f16,
                                    gemm_bf16,         gemm_q8_0_batched,
                                    gemm_q4_0_batched, gemm_q8_0, gemm_q4_0,
-                                   quantize};
+                                   gemm_q2_b,         quantize};
   return &kernels;
 }
 

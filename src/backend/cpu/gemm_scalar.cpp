@@ -3,6 +3,7 @@
 
 #include "backend/cpu/gemm.h"
 #include "base/half.h"
+#include "quant/balanced_2bit.h"
 #include "quant/block_formats.h"
 
 namespace afm::cpu {
@@ -80,13 +81,42 @@ void gemm_quant(const void* w, size_t w_row_bytes, int64_t n_rows, const void* x
   }
 }
 
+// One q2_b block against its four activation blocks, in the SIMD kernels' order: per
+// activation block, the exact integer sum of (2q) x a - 3 sum(a), times (d_w / 2) * d_a.
+float q2b_block_dot(const quant::BlockQ2B& w, const ActBlock* a) {
+  const float half_dw = 0.5f * f16_to_f32(w.d);
+  float sum = 0;
+  for (int plane = 0; plane < 4; ++plane) {
+    int32_t s = -3 * a[plane].sum;
+    for (int j = 0; j < 32; ++j) s += 2 * ((w.qs[j] >> (2 * plane)) & 3) * a[plane].q[j];
+    sum += static_cast<float>(s) * (half_dw * a[plane].d);
+  }
+  return sum;
+}
+
+void gemm_q2_b(const void* w, size_t w_row_bytes, int64_t n_rows, const void* x,
+               size_t x_row_bytes, int64_t n_tok, int64_t k, float* y, int64_t y_stride) {
+  const int64_t nb = k / 128;
+  for (int64_t t = 0; t < n_tok; ++t) {
+    const auto* xr = reinterpret_cast<const ActBlock*>(static_cast<const uint8_t*>(x) +
+                                                       t * x_row_bytes);
+    for (int64_t r = 0; r < n_rows; ++r) {
+      const auto* wr = reinterpret_cast<const quant::BlockQ2B*>(static_cast<const uint8_t*>(w) +
+                                                                r * w_row_bytes);
+      float sum = 0;
+      for (int64_t b = 0; b < nb; ++b) sum += q2b_block_dot(wr[b], xr + 4 * b);
+      y[t * y_stride + r] = sum;
+    }
+  }
+}
+
 }  // namespace
 
 const GemmKernels& scalar_gemm_kernels() {
   static const GemmKernels kernels{"scalar", gemm_f32, gemm_f16, gemm_bf16,
                                    gemm_quant<quant::BlockQ8_0>, gemm_quant<quant::BlockQ4_0>,
                                    gemm_quant<quant::BlockQ8_0>, gemm_quant<quant::BlockQ4_0>,
-                                   quantize_activations};
+                                   gemm_q2_b, quantize_activations};
   return kernels;
 }
 
