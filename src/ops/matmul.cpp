@@ -30,9 +30,9 @@ cpu::GemmKernel per_token_kernel_for(const cpu::GemmKernels& k, gguf::TensorType
   }
 }
 
-bool is_quantized(gguf::TensorType type) {
-  return type == gguf::TensorType::kQ8_0 || type == gguf::TensorType::kQ4_0 ||
-         type == gguf::TensorType::kQ2_B;
+// Weights whose kernels take 32-value int8 activation blocks (q2_b takes 128-value ones).
+bool takes_q8(gguf::TensorType type) {
+  return type == gguf::TensorType::kQ8_0 || type == gguf::TensorType::kQ4_0;
 }
 
 // Rows per cache block: enough weight bytes to be reused from L2 by every token of a batch.
@@ -55,29 +55,50 @@ size_t row_bytes_for(gguf::TensorType type, int64_t cols) {
 Activations::Activations(const float* x, int64_t tokens, int64_t k, ActivationScratch& scratch)
     : x_(x), tokens_(tokens), k_(k), scratch_(scratch) {}
 
+namespace {
+
+// Quantizes every row of x (tokens x k) into blocks of Block (k / per_block of them per row),
+// split across the pool by rows (one thread for a single token).
+template <class Block, class Quantize>
+void quantize_rows(const float* x, int64_t tokens, int64_t k, int64_t per_block, Block* out,
+                   Quantize quantize, Workers& pool) {
+  const int64_t blocks_per_row = k / per_block;
+  auto rows = [&](int index, int count) {
+    const Range r = split_range(tokens, index, count);
+    for (int64_t t = r.begin; t < r.end; ++t) quantize(x + t * k, out + t * blocks_per_row, k);
+  };
+  if (tokens == 1) {
+    pool.once([&] { rows(0, 1); });
+  } else {
+    pool.run(rows);
+  }
+}
+
+}  // namespace
+
 const cpu::ActBlock* Activations::q8(Workers& pool) {
   if (!quantized_) {
     AFM_CHECK(k_ % 32 == 0);
-    const int64_t blocks_per_row = k_ / 32;
-    if (scratch_.q8.size() < static_cast<size_t>(tokens_ * blocks_per_row)) {
-      scratch_.q8.resize(tokens_ * blocks_per_row);
+    if (scratch_.q8.size() < static_cast<size_t>(tokens_ * (k_ / 32))) {
+      scratch_.q8.resize(tokens_ * (k_ / 32));
     }
-    cpu::ActBlock* out = scratch_.q8.data();
-    const cpu::GemmKernels& kernels = cpu::best_gemm_kernels();
-    auto quantize_rows = [&](int index, int count) {
-      const Range r = split_range(tokens_, index, count);
-      for (int64_t t = r.begin; t < r.end; ++t) {
-        kernels.quantize(x_ + t * k_, out + t * blocks_per_row, k_);
-      }
-    };
-    if (tokens_ == 1) {
-      pool.once([&] { quantize_rows(0, 1); });
-    } else {
-      pool.run(quantize_rows);
-    }
+    quantize_rows(x_, tokens_, k_, 32, scratch_.q8.data(), cpu::best_gemm_kernels().quantize, pool);
     quantized_ = true;
   }
   return scratch_.q8.data();
+}
+
+const cpu::ActBlock128* Activations::q8_128(Workers& pool) {
+  if (!quantized_128_) {
+    AFM_CHECK(k_ % 128 == 0);
+    if (scratch_.q8_128.size() < static_cast<size_t>(tokens_ * (k_ / 128))) {
+      scratch_.q8_128.resize(tokens_ * (k_ / 128));
+    }
+    quantize_rows(x_, tokens_, k_, 128, scratch_.q8_128.data(),
+                  cpu::best_gemm_kernels().quantize_128, pool);
+    quantized_128_ = true;
+  }
+  return scratch_.q8_128.data();
 }
 
 const float* Activations::f16_rounded(Workers& pool) {
@@ -96,21 +117,25 @@ const float* Activations::f16_rounded(Workers& pool) {
 void ActivationScratch::reserve(int64_t tokens, int64_t k) {
   const size_t blocks = static_cast<size_t>(tokens * ((k + 31) / 32));
   if (q8.size() < blocks) q8.resize(blocks);
+  const size_t blocks_128 = static_cast<size_t>(tokens * ((k + 127) / 128));
+  if (q8_128.size() < blocks_128) q8_128.resize(blocks_128);
   if (f16.size() < static_cast<size_t>(tokens * k)) f16.resize(tokens * k);
 }
 
 void matmul_group(Activations& x, std::initializer_list<MatmulOutput> outputs, Workers& pool) {
   const cpu::GemmKernels& kernels = cpu::best_gemm_kernels();
-  bool need_q8 = false, need_f16 = false;
+  bool need_q8 = false, need_q8_128 = false, need_f16 = false;
   int64_t total_rows = 0;
   for (const MatmulOutput& o : outputs) {
     AFM_CHECK(o.w->cols == x.k());
     AFM_CHECK(kernel_for(kernels, o.w->type) != nullptr);
-    need_q8 |= is_quantized(o.w->type);
+    need_q8 |= takes_q8(o.w->type);
+    need_q8_128 |= o.w->type == gguf::TensorType::kQ2_B;
     need_f16 |= o.w->type == gguf::TensorType::kF16;
     total_rows += o.w->rows;
   }
   const cpu::ActBlock* q8 = need_q8 ? x.q8(pool) : nullptr;
+  const cpu::ActBlock128* q8_128 = need_q8_128 ? x.q8_128(pool) : nullptr;
   const float* x_f16 = need_f16 ? x.f16_rounded(pool) : nullptr;
   const int64_t n_tok = x.tokens(), k = x.k();
   const int64_t per_token = std::clamp<int64_t>(x.per_token_rows(), 0, n_tok);
@@ -124,10 +149,11 @@ void matmul_group(Activations& x, std::initializer_list<MatmulOutput> outputs, W
       const int64_t end = std::min(mine.end - base, w.rows);
       base += w.rows;
       if (begin >= end) continue;
-      const bool quant = is_quantized(w.type);
-      const float* xf = w.type == gguf::TensorType::kF16 ? x_f16 : x.f32();
-      const void* xp = quant ? static_cast<const void*>(q8) : static_cast<const void*>(xf);
-      const size_t x_row_bytes = quant ? (k / 32) * sizeof(cpu::ActBlock) : k * sizeof(float);
+      const void* xp = w.type == gguf::TensorType::kF16 ? static_cast<const void*>(x_f16)
+                                                        : static_cast<const void*>(x.f32());
+      size_t x_row_bytes = k * sizeof(float);
+      if (takes_q8(w.type)) xp = q8, x_row_bytes = (k / 32) * sizeof(cpu::ActBlock);
+      if (w.type == gguf::TensorType::kQ2_B) xp = q8_128, x_row_bytes = (k / 128) * sizeof(cpu::ActBlock128);
       const cpu::GemmKernel kernel = kernel_for(kernels, w.type);
       const cpu::GemmKernel per_token_kernel = per_token_kernel_for(kernels, w.type);
       const int64_t step = n_tok == 1 ? end - begin : rows_per_block(w.row_bytes);

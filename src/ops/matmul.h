@@ -1,7 +1,8 @@
 // y = x · Wᵀ for every weight type, split across the thread pool by output rows.
 //
 // Activations wraps one input batch x (T, K) and quantises it to int8 blocks at most once, the
-// first time a q8_0 / q4_0 weight needs it, so q, k and v (or gate and up) share the work.
+// first time a quantized weight needs it, so q, k and v (or gate and up) share the work:
+// 32-value blocks for q8_0 / q4_0, 128-value blocks for q2_b.
 // matmul_group runs several products over the same input in one parallel region (one
 // fork/join instead of one per matrix). No allocation after the scratch has grown once.
 #pragma once
@@ -19,6 +20,7 @@ namespace afm::ops {
 // Reusable storage for the converted copies of an activation batch (grows, never shrinks).
 struct ActivationScratch {
   std::vector<cpu::ActBlock> q8;
+  std::vector<cpu::ActBlock128> q8_128;
   std::vector<float> f16;
   // Sizes both for inputs of up to tokens x k. Code running on a ThreadTeam must reserve
   // first: Activations then never resizes (members would race).
@@ -32,6 +34,7 @@ class Activations {
 
   const float* f32() const { return x_; }
   const cpu::ActBlock* q8(Workers& pool);  // k must be a multiple of 32
+  const cpu::ActBlock128* q8_128(Workers& pool);  // k must be a multiple of 128
   // x rounded through f16, for f16 weights: the product f16 weights x f16 activations that
   // llama.cpp and f16 PyTorch compute, so greedy outputs agree with theirs.
   const float* f16_rounded(Workers& pool);
@@ -49,7 +52,7 @@ class Activations {
   int64_t tokens_, k_;
   int64_t per_token_ = 0;
   ActivationScratch& scratch_;
-  bool quantized_ = false, rounded_ = false;
+  bool quantized_ = false, quantized_128_ = false, rounded_ = false;
 };
 
 struct MatmulOutput {

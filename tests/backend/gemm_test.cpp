@@ -27,12 +27,13 @@ struct Problem {
   size_t w_row_bytes;
   std::vector<float> x;
   std::vector<ActBlock> xq;
+  std::vector<ActBlock128> xq128;  // q2_b's activations
 };
 
 Problem make_problem(W type, int64_t rows, int64_t tokens, int64_t k, uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> dist(0.0f, 1.0f);
-  Problem p{rows, tokens, k, {}, 0, std::vector<float>(tokens * k), {}};
+  Problem p{rows, tokens, k, {}, 0, std::vector<float>(tokens * k), {}, {}};
   for (float& v : p.x) v = dist(rng);
   std::vector<float> row(k);
   for (int64_t r = 0; r < rows; ++r) {
@@ -63,7 +64,10 @@ Problem make_problem(W type, int64_t rows, int64_t tokens, int64_t k, uint32_t s
     p.w_row_bytes = bytes.size();
     p.w.insert(p.w.end(), bytes.begin(), bytes.end());
   }
-  if (is_quant(type)) {
+  if (type == W::kQ2_B) {
+    p.xq128.resize(tokens * k / 128);
+    for (int64_t t = 0; t < tokens; ++t) quantize_activations_128(&p.x[t * k], &p.xq128[t * k / 128], k);
+  } else if (is_quant(type)) {
     p.xq.resize(tokens * k / 32);
     for (int64_t t = 0; t < tokens; ++t) quantize_activations(&p.x[t * k], &p.xq[t * k / 32], k);
   }
@@ -82,11 +86,16 @@ GemmKernel pick(const GemmKernels& ks, W type) {
   return nullptr;
 }
 
+// The activations a kernel of `type` takes and the bytes between their rows.
+std::pair<const void*, size_t> activations(const Problem& p) {
+  if (!p.xq128.empty()) return {p.xq128.data(), p.k / 128 * sizeof(ActBlock128)};
+  if (!p.xq.empty()) return {p.xq.data(), p.k / 32 * sizeof(ActBlock)};
+  return {p.x.data(), p.k * sizeof(float)};
+}
+
 std::vector<float> run(const GemmKernels& ks, W type, const Problem& p) {
   std::vector<float> y(p.tokens * p.rows, NAN);
-  const bool quant = !p.xq.empty();
-  const void* x = quant ? static_cast<const void*>(p.xq.data()) : p.x.data();
-  const size_t xrb = quant ? p.k / 32 * sizeof(ActBlock) : p.k * sizeof(float);
+  const auto [x, xrb] = activations(p);
   pick(ks, type)(p.w.data(), p.w_row_bytes, p.rows, x, xrb, p.tokens, p.k, y.data(), p.rows);
   return y;
 }
@@ -139,13 +148,13 @@ TEST(Gemm, PerTokenKernelsDoNotDependOnTheBatch) {
       const GemmKernel batch = type == W::kQ8_0   ? ks->q8_0_per_token
                                : type == W::kQ4_0 ? ks->q4_0_per_token
                                                   : ks->q2_b;
-      const size_t xrb = p.k / 32 * sizeof(ActBlock);
+      const auto [x, xrb] = activations(p);
       std::vector<float> all(p.tokens * p.rows);
-      batch(p.w.data(), p.w_row_bytes, p.rows, p.xq.data(), xrb, p.tokens, p.k, all.data(), p.rows);
+      batch(p.w.data(), p.w_row_bytes, p.rows, x, xrb, p.tokens, p.k, all.data(), p.rows);
       for (int64_t t = 0; t < p.tokens; ++t) {
         std::vector<float> one(p.rows);
-        pick(*ks, type)(p.w.data(), p.w_row_bytes, p.rows, p.xq.data() + t * p.k / 32, xrb, 1, p.k,
-                        one.data(), p.rows);
+        pick(*ks, type)(p.w.data(), p.w_row_bytes, p.rows, static_cast<const uint8_t*>(x) + t * xrb,
+                        xrb, 1, p.k, one.data(), p.rows);
         for (int64_t r = 0; r < p.rows; ++r) {
           ASSERT_EQ(all[t * p.rows + r], one[r]) << ks->isa << " token " << t << " row " << r;
         }
@@ -167,7 +176,10 @@ TEST(Gemm, QuantizedDotEqualsDequantizedDot) {
       if (type == W::kQ8_0) quant::dequantize_row_q8_0(reinterpret_cast<const quant::BlockQ8_0*>(row), w.data(), k);
       else if (type == W::kQ4_0) quant::dequantize_row_q4_0(reinterpret_cast<const quant::BlockQ4_0*>(row), w.data(), k);
       else quant::dequantize_row_q2b(reinterpret_cast<const quant::BlockQ2B*>(row), w.data(), k);
-      for (int i = 0; i < k; ++i) x[i] = p.xq[i / 32].q[i % 32] * p.xq[i / 32].d;
+      for (int i = 0; i < k; ++i) {
+        x[i] = type == W::kQ2_B ? p.xq128[i / 128].q[i % 128] * p.xq128[i / 128].d
+                                : p.xq[i / 32].q[i % 32] * p.xq[i / 32].d;
+      }
       double want = 0;
       for (int i = 0; i < k; ++i) want += static_cast<double>(w[i]) * x[i];
       EXPECT_NEAR(got[r], want, 1e-4 * (1 + std::fabs(want)));
@@ -199,6 +211,32 @@ TEST(Gemm, SimdActivationQuantizationIsBitIdentical) {
       }
       EXPECT_EQ(got[b].sum, want[b].sum) << ks->isa << " block " << b;
       EXPECT_EQ(0, std::memcmp(got[b].q, want[b].q, 32)) << ks->isa << " block " << b;
+    }
+  }
+}
+
+TEST(Gemm, SimdActivationQuantizationOf128BlocksIsBitIdentical) {
+  std::mt19937 rng(10);
+  std::normal_distribution<float> dist(0.0f, 3.0f);
+  std::vector<float> x(128 * 12);
+  for (float& v : x) v = dist(rng);
+  for (int i = 0; i < 128; ++i) x[128 + i] = 0.0f;  // an all-zero block
+  x[300] = NAN;
+  x[400] = INFINITY;
+  for (int i = 0; i < 128; ++i) x[640 + i] = 1e-40f * static_cast<float>(i + 1);  // subnormals
+  for (const GemmKernels* ks : {avx2_gemm_kernels(), avx512_gemm_kernels()}) {
+    if (ks == nullptr) continue;
+    std::vector<ActBlock128> want(12), got(12);
+    quantize_activations_128(x.data(), want.data(), static_cast<int64_t>(x.size()));
+    ks->quantize_128(x.data(), got.data(), static_cast<int64_t>(x.size()));
+    for (int b = 0; b < 12; ++b) {
+      if (std::isnan(want[b].d)) {
+        EXPECT_TRUE(std::isnan(got[b].d)) << ks->isa << " block " << b;
+      } else {
+        EXPECT_EQ(got[b].d, want[b].d) << ks->isa << " block " << b;
+      }
+      EXPECT_EQ(got[b].sum, want[b].sum) << ks->isa << " block " << b;
+      EXPECT_EQ(0, std::memcmp(got[b].q, want[b].q, 128)) << ks->isa << " block " << b;
     }
   }
 }

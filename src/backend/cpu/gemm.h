@@ -24,6 +24,17 @@ struct ActBlock {
 };
 static_assert(sizeof(ActBlock) == 40);
 
+// 128 activations with one scale, for q2_b weights: a q2_b block's whole dot product is then
+// one integer sum (two vpdpbusd) and one float multiply-add, where 32-value activation blocks
+// need four conversions and four multiply-adds. llama.cpp's 2-bit types pair with 256-value
+// activation blocks (Q8_K) for the same reason.
+struct ActBlock128 {
+  float d;
+  int32_t sum;
+  int8_t q[128];
+};
+static_assert(sizeof(ActBlock128) == 136);
+
 // Calls with fewer tokens than this compute every token's outputs exactly as a one-token call
 // would (see GemmKernels::q8_0_per_token); larger ones may take a batched path.
 inline constexpr int64_t kPerTokenPathBelow = 4;
@@ -40,12 +51,14 @@ struct GemmKernels {
   // call with that token alone (register tiles only; q8_0 / q4_0 may switch to a faster
   // repacked path for batches, whose sums round differently). The float kernels always are.
   GemmKernel q8_0_per_token, q4_0_per_token;
-  // q2_b: register tiles only, so every call is per-token exact. Each 128-value weight block
-  // meets four activation blocks: d_w * sum_j d_a[j] * (sum q a - 1.5 * sum a)[j], computed as
-  // (d_w / 2) * d_a[j] * (sum (2q) a - 3 * sum a)[j] so that the integer part stays exact.
+  // q2_b, against ActBlock128 rows (x_row_bytes = k / 128 * 136): register tiles only, so every
+  // call is per-token exact. A block's dot is d_w * d_a * (sum q a - 1.5 * sum a), computed as
+  // (d_w / 2) * d_a * (sum (2q) a - 3 * sum a) so that the integer part stays exact.
   GemmKernel q2_b;
   // x: (k) floats -> (k / 32) blocks, the same result as quantize_activations.
   void (*quantize)(const float* x, ActBlock* y, int64_t k);
+  // x: (k) floats -> (k / 128) blocks, the same result as quantize_activations_128.
+  void (*quantize_128)(const float* x, ActBlock128* y, int64_t k);
 };
 
 const GemmKernels& scalar_gemm_kernels();
@@ -58,5 +71,7 @@ const GemmKernels& best_gemm_kernels();
 // x: (k) floats -> (k / 32) blocks; d = max|x| / 127, q = round-half-even(x / d). A block
 // holding NaN or inf gets d = NaN / inf and q = 0, so its products stay non-finite.
 void quantize_activations(const float* x, ActBlock* y, int64_t k);
+// The same rule over 128-value blocks (k a multiple of 128).
+void quantize_activations_128(const float* x, ActBlock128* y, int64_t k);
 
 }  // namespace afm::cpu

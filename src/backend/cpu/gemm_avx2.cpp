@@ -137,10 +137,10 @@ inline void q8_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, 
 }
 
 // Q2_B: plane p of a block's 32 code bytes, doubled (2q in 0..6, unsigned for vpmaddubsw):
-// (qs >> (2p - 1)) & 6 with 16-bit shifts (the mask drops the bits that cross bytes). A plane
-// at a time keeps the tile within the 16 ymm registers.
-inline __m256i q2b_plane(const quant::BlockQ2B* blk, int plane) {
-  const __m256i qs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qs));
+// (qs >> (2p - 1)) & 6 with 16-bit shifts (the mask drops the bits that cross bytes). Plane p
+// meets activations 32p .. 32p + 31 of the block's ActBlock128; the four planes' sums and
+// -3 * sum(a) add up in int32 before the one conversion per row and token.
+inline __m256i q2b_plane(__m256i qs, int plane) {
   const __m256i shifted = plane == 0 ? _mm256_slli_epi16(qs, 1) : _mm256_srli_epi16(qs, 2 * plane - 1);
   return _mm256_and_si256(shifted, _mm256_set1_epi8(6));
 }
@@ -152,23 +152,20 @@ inline void q2b_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb,
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
-    float half_dw[R];
     for (int r = 0; r < R; ++r) {
-      half_dw[r] = 0.5f * _cvtsh_ss((reinterpret_cast<const quant::BlockQ2B*>(w + r * wrb) + b)->d);
-    }
-    for (int plane = 0; plane < 4; ++plane) {
-      __m256i wq[R];
-      for (int r = 0; r < R; ++r) {
-        wq[r] = q2b_plane(reinterpret_cast<const quant::BlockQ2B*>(w + r * wrb) + b, plane);
-      }
+      const auto* blk = reinterpret_cast<const quant::BlockQ2B*>(w + r * wrb) + b;
+      const __m256i qs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qs));
+      __m256i wq[4];
+      for (int p = 0; p < 4; ++p) wq[p] = q2b_plane(qs, p);
+      const float half_dw = 0.5f * _cvtsh_ss(blk->d);
       for (int c = 0; c < C; ++c) {
-        const auto* a = reinterpret_cast<const ActBlock*>(x + c * xrb) + 4 * b + plane;
-        const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a->q));
-        const __m256i bias = _mm256_zextsi128_si256(_mm_cvtsi32_si128(-3 * a->sum));
-        for (int r = 0; r < R; ++r) {
-          const __m256i s = _mm256_add_epi32(bias, dot_u8_s8(wq[r], xv));
-          acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(half_dw[r] * a->d), acc[r][c]);
+        const auto* a = reinterpret_cast<const ActBlock128*>(x + c * xrb) + b;
+        __m256i s = _mm256_zextsi128_si256(_mm_cvtsi32_si128(-3 * a->sum));
+        for (int p = 0; p < 4; ++p) {
+          const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a->q + 32 * p));
+          s = _mm256_add_epi32(s, dot_u8_s8(wq[p], xv));
         }
+        acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(half_dw * a->d), acc[r][c]);
       }
     }
   }
@@ -185,7 +182,8 @@ inline void q2b_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb,
 const GemmKernels* avx2_gemm_kernels_impl() {
   static const GemmKernels kernels{"avx2",    gemm_f32,  gemm_f16,  gemm_bf16,
                                    gemm_q8_0, gemm_q4_0, gemm_q8_0, gemm_q4_0,
-                                   gemm_q2_b, quantize_activations};
+                                   gemm_q2_b, quantize_activations,
+                                   quantize_activations_128};
   return &kernels;
 }
 

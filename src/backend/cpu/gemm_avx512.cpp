@@ -238,21 +238,12 @@ inline void q8_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, 
 }
 
 // Q2_B: one 32-byte load gives a block's four code planes (2 bits each); two registers hold
-// them as doubled codes 2q in 0..6 (unsigned bytes for vpdpbusd), planes 0 | 1 and 2 | 3, in
-// the lanes of the activation pairs (a[0] | a[1]) and (a[2] | a[3]):
+// them as doubled codes 2q in 0..6 (unsigned bytes for vpdpbusd), planes 0 | 1 and 2 | 3,
+// which line up with the block's 128 activations (one ActBlock128) as two 64-byte loads:
 //   raw = [qs | qs >> 2] (16-bit shifts; the masks drop the bits that cross bytes)
 //   planes 0 | 1 = (raw << 1) & 6        planes 2 | 3 = (raw >> 3) & 6
-// The -3 * sum(a) correction of each activation block starts its block's first lane.
-inline __m512i q2b_raw(const quant::BlockQ2B* blk) {
-  const __m256i qs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qs));
-  return _mm512_inserti64x4(_mm512_castsi256_si512(qs), _mm256_srli_epi16(qs, 2), 1);
-}
-
-inline __m512i q2b_pair_bias(const ActBlock* a) {
-  return _mm512_inserti32x4(_mm512_zextsi128_si512(_mm_cvtsi32_si128(-3 * a[0].sum)),
-                            _mm_cvtsi32_si128(-3 * a[1].sum), 2);
-}
-
+// Both vpdpbusd accumulate into one register that starts from -3 * sum(a) in lane 0, so a
+// block costs one conversion and one multiply-add per row and token.
 template <int R, int C>
 inline void q2b_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, int64_t nb,
                      float* y, int64_t ys) {
@@ -261,27 +252,24 @@ inline void q2b_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb,
     for (int c = 0; c < C; ++c) acc[r][c] = _mm512_setzero_ps();
   const __m512i six = _mm512_set1_epi8(6);
   for (int64_t b = 0; b < nb; ++b) {
-    __m512 half_dw[R];
+    __m512i w01[R], w23[R];
+    float half_dw[R];
     for (int r = 0; r < R; ++r) {
       const auto* blk = reinterpret_cast<const quant::BlockQ2B*>(w + r * wrb) + b;
       _mm_prefetch(reinterpret_cast<const char*>(blk) + kPrefetchBytes, _MM_HINT_T0);
-      half_dw[r] = _mm512_set1_ps(0.5f * _cvtsh_ss(blk->d));
+      const __m256i qs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qs));
+      const __m512i raw = _mm512_inserti64x4(_mm512_castsi256_si512(qs), _mm256_srli_epi16(qs, 2), 1);
+      w01[r] = _mm512_and_si512(_mm512_slli_epi16(raw, 1), six);
+      w23[r] = _mm512_and_si512(_mm512_srli_epi16(raw, 3), six);
+      half_dw[r] = 0.5f * _cvtsh_ss(blk->d);
     }
-    for (int pair = 0; pair < 2; ++pair) {  // activation blocks 4b + 2 pair, + 1
-      __m512i wq[R];
+    for (int c = 0; c < C; ++c) {
+      const auto* a = reinterpret_cast<const ActBlock128*>(x + c * xrb) + b;
+      const __m512i x01 = _mm512_loadu_si512(a->q), x23 = _mm512_loadu_si512(a->q + 64);
+      const __m512i bias = _mm512_zextsi128_si512(_mm_cvtsi32_si128(-3 * a->sum));
       for (int r = 0; r < R; ++r) {
-        const __m512i raw = q2b_raw(reinterpret_cast<const quant::BlockQ2B*>(w + r * wrb) + b);
-        wq[r] = _mm512_and_si512(pair == 0 ? _mm512_slli_epi16(raw, 1) : _mm512_srli_epi16(raw, 3), six);
-      }
-      for (int c = 0; c < C; ++c) {
-        const auto* a = reinterpret_cast<const ActBlock*>(x + c * xrb) + 4 * b + 2 * pair;
-        const __m512i xv = load_act_pair(a);
-        const __m512i bias = q2b_pair_bias(a);
-        const __m512 dx = pair_scale(a[0].d, a[1].d);
-        for (int r = 0; r < R; ++r) {
-          const __m512i s = _mm512_dpbusd_epi32(bias, wq[r], xv);
-          acc[r][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(half_dw[r], dx), acc[r][c]);
-        }
+        const __m512i s = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(bias, w01[r], x01), w23[r], x23);
+        acc[r][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_set1_ps(half_dw[r] * a->d), acc[r][c]);
       }
     }
   }
@@ -328,31 +316,43 @@ void gemm_q8_0_batched(const void* w, size_t wrb, int64_t nr, const void* x, siz
 }
 
 // Same rounding as the scalar reference: |x| max -> d = amax / 127, q = round-half-even(x / d)
-// (vcvtps2dq in the default rounding mode), so results are bit-identical.
-void quantize(const float* x, ActBlock* y, int64_t k) {
+// (vcvtps2dq in the default rounding mode), so results are bit-identical. N values per block.
+template <int N, class Block>
+void quantize_blocks(const float* x, Block* y, int64_t k) {
+  constexpr int kVectors = N / 16;
   const __m512 sign_off = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff));
-  for (int64_t b = 0; b < k / 32; ++b) {
-    const __m512 v0 = _mm512_loadu_ps(x + 32 * b), v1 = _mm512_loadu_ps(x + 32 * b + 16);
-    const __m512 m = _mm512_max_ps(_mm512_and_ps(v0, sign_off), _mm512_and_ps(v1, sign_off));
-    float amax = _mm512_reduce_max_ps(m);
-    // vmaxps drops NaN operands; the scalar reference keeps them: check for NaN explicitly.
-    const __mmask16 nan = _mm512_cmp_ps_mask(v0, v0, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(v1, v1, _CMP_UNORD_Q);
+  for (int64_t b = 0; b < k / N; ++b) {
+    const float* xb = x + N * b;
+    __m512 m = _mm512_setzero_ps();
+    __mmask16 nan = 0;
+    for (int v = 0; v < kVectors; ++v) {
+      const __m512 xv = _mm512_loadu_ps(xb + 16 * v);
+      m = _mm512_max_ps(m, _mm512_and_ps(xv, sign_off));
+      // vmaxps drops NaN operands; the scalar reference keeps them: check for NaN explicitly.
+      nan |= _mm512_cmp_ps_mask(xv, xv, _CMP_UNORD_Q);
+    }
+    const float amax = _mm512_reduce_max_ps(m);
     if (nan != 0 || amax == __builtin_inff()) {
-      y[b] = ActBlock{nan != 0 ? __builtin_nanf("") : amax, 0, {}};
+      y[b] = Block{nan != 0 ? __builtin_nanf("") : amax, 0, {}};
       continue;
     }
     float d = amax / 127.0f;
     float inv_d = d != 0 ? 1.0f / d : 0.0f;
     if (!__builtin_isfinite(inv_d)) d = 0, inv_d = 0;  // as the scalar reference: a ~0 block
     const __m512 inv = _mm512_set1_ps(inv_d);
-    const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(v0, inv));
-    const __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(v1, inv));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(y[b].q), _mm512_cvtsepi32_epi8(q0));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(y[b].q + 16), _mm512_cvtsepi32_epi8(q1));
+    __m512i sum = _mm512_setzero_si512();
+    for (int v = 0; v < kVectors; ++v) {
+      const __m512i q = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(xb + 16 * v), inv));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(y[b].q + 16 * v), _mm512_cvtsepi32_epi8(q));
+      sum = _mm512_add_epi32(sum, q);
+    }
     y[b].d = d;
-    y[b].sum = _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
+    y[b].sum = _mm512_reduce_add_epi32(sum);
   }
 }
+
+void quantize(const float* x, ActBlock* y, int64_t k) { quantize_blocks<32>(x, y, k); }
+void quantize_128(const float* x, ActBlock128* y, int64_t k) { quantize_blocks<128>(x, y, k); }
 
 }  // namespace
 
@@ -360,7 +360,8 @@ const GemmKernels* avx512_gemm_kernels_impl() {
   static const GemmKernels kernels{"avx512",          gemm_f32,  gemm_f16,
                                    gemm_bf16,         gemm_q8_0_batched,
                                    gemm_q4_0_batched, gemm_q8_0, gemm_q4_0,
-                                   gemm_q2_b,         quantize};
+                                   gemm_q2_b,         quantize,
+                                   quantize_128};
   return &kernels;
 }
 

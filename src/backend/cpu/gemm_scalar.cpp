@@ -81,30 +81,27 @@ void gemm_quant(const void* w, size_t w_row_bytes, int64_t n_rows, const void* x
   }
 }
 
-// One q2_b block against its four activation blocks, in the SIMD kernels' order: per
-// activation block, the exact integer sum of (2q) x a - 3 sum(a), times (d_w / 2) * d_a.
-float q2b_block_dot(const quant::BlockQ2B& w, const ActBlock* a) {
-  const float half_dw = 0.5f * f16_to_f32(w.d);
-  float sum = 0;
+// One q2_b block against its activation block: the exact integer sum of (2q) x a - 3 sum(a),
+// times (d_w / 2) * d_a, as the SIMD kernels compute it.
+float q2b_block_dot(const quant::BlockQ2B& w, const ActBlock128& a) {
+  int32_t s = -3 * a.sum;
   for (int plane = 0; plane < 4; ++plane) {
-    int32_t s = -3 * a[plane].sum;
-    for (int j = 0; j < 32; ++j) s += 2 * ((w.qs[j] >> (2 * plane)) & 3) * a[plane].q[j];
-    sum += static_cast<float>(s) * (half_dw * a[plane].d);
+    for (int j = 0; j < 32; ++j) s += 2 * ((w.qs[j] >> (2 * plane)) & 3) * a.q[32 * plane + j];
   }
-  return sum;
+  return static_cast<float>(s) * (0.5f * f16_to_f32(w.d) * a.d);
 }
 
 void gemm_q2_b(const void* w, size_t w_row_bytes, int64_t n_rows, const void* x,
                size_t x_row_bytes, int64_t n_tok, int64_t k, float* y, int64_t y_stride) {
   const int64_t nb = k / 128;
   for (int64_t t = 0; t < n_tok; ++t) {
-    const auto* xr = reinterpret_cast<const ActBlock*>(static_cast<const uint8_t*>(x) +
-                                                       t * x_row_bytes);
+    const auto* xr = reinterpret_cast<const ActBlock128*>(static_cast<const uint8_t*>(x) +
+                                                          t * x_row_bytes);
     for (int64_t r = 0; r < n_rows; ++r) {
       const auto* wr = reinterpret_cast<const quant::BlockQ2B*>(static_cast<const uint8_t*>(w) +
                                                                 r * w_row_bytes);
       float sum = 0;
-      for (int64_t b = 0; b < nb; ++b) sum += q2b_block_dot(wr[b], xr + 4 * b);
+      for (int64_t b = 0; b < nb; ++b) sum += q2b_block_dot(wr[b], xr[b]);
       y[t * y_stride + r] = sum;
     }
   }
@@ -116,20 +113,25 @@ const GemmKernels& scalar_gemm_kernels() {
   static const GemmKernels kernels{"scalar", gemm_f32, gemm_f16, gemm_bf16,
                                    gemm_quant<quant::BlockQ8_0>, gemm_quant<quant::BlockQ4_0>,
                                    gemm_quant<quant::BlockQ8_0>, gemm_quant<quant::BlockQ4_0>,
-                                   gemm_q2_b, quantize_activations};
+                                   gemm_q2_b, quantize_activations,
+                                   quantize_activations_128};
   return kernels;
 }
 
-void quantize_activations(const float* x, ActBlock* y, int64_t k) {
-  for (int64_t b = 0; b < k / 32; ++b) {
-    const float* xb = x + b * 32;
+namespace {
+
+// d = max|x| / 127 over each block of N, q = round-half-even(x / d).
+template <int N, class Block>
+void quantize_blocks(const float* x, Block* y, int64_t k) {
+  for (int64_t b = 0; b < k / N; ++b) {
+    const float* xb = x + b * N;
     float amax = 0;
-    for (int i = 0; i < 32; ++i) {
+    for (int i = 0; i < N; ++i) {
       amax = std::isnan(xb[i]) ? xb[i] : std::fmax(amax, std::fabs(xb[i]));
       if (std::isnan(amax)) break;
     }
     if (!std::isfinite(amax)) {  // NaN or inf in the block: keep it non-finite in the result
-      y[b] = ActBlock{amax, 0, {}};
+      y[b] = Block{amax, 0, {}};
       continue;
     }
     float d = amax / 127.0f;
@@ -137,7 +139,7 @@ void quantize_activations(const float* x, ActBlock* y, int64_t k) {
     // A subnormal scale makes 1/d overflow (x * inf is no integer): such a block is ~0 anyway.
     if (!std::isfinite(inv)) d = 0, inv = 0;
     int32_t sum = 0;
-    for (int i = 0; i < 32; ++i) {
+    for (int i = 0; i < N; ++i) {
       const int q = static_cast<int>(std::nearbyint(xb[i] * inv));
       y[b].q[i] = static_cast<int8_t>(q);
       sum += q;
@@ -145,6 +147,14 @@ void quantize_activations(const float* x, ActBlock* y, int64_t k) {
     y[b].d = d;
     y[b].sum = sum;
   }
+}
+
+}  // namespace
+
+void quantize_activations(const float* x, ActBlock* y, int64_t k) { quantize_blocks<32>(x, y, k); }
+
+void quantize_activations_128(const float* x, ActBlock128* y, int64_t k) {
+  quantize_blocks<128>(x, y, k);
 }
 
 }  // namespace afm::cpu
