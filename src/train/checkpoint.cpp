@@ -27,6 +27,8 @@ void save_checkpoint(const std::string& dir, LanguageModel& model, const AdamW& 
     torch::serialize::OutputArchive archive;
     for (const NamedParameter& p : model.trainable_parameters())
       archive.write("param/" + p.gguf_name, p.tensor.detach().cpu());
+    for (const NamedParameter& p : model.extra_state())
+      archive.write("state/" + p.gguf_name, p.tensor.detach().cpu());
     opt.save(archive);
     archive.write("next_step", torch::tensor(info.next_step, torch::kInt64));
     archive.write("loss", torch::tensor(info.loss, torch::kFloat64));
@@ -62,16 +64,18 @@ CheckpointInfo load_checkpoint(const std::string& dir, LanguageModel& model, Ada
     throw_error(ErrorCode::kFormat, "cannot read checkpoint " + path + ": " + e.what());
   }
   torch::NoGradGuard no_grad;
-  for (const NamedParameter& p : model.trainable_parameters()) {
+  auto restore = [&](const std::string& kind, const NamedParameter& p) {
     torch::Tensor t;
-    if (!archive.try_read("param/" + p.gguf_name, t))
+    if (!archive.try_read(kind + "/" + p.gguf_name, t))
       throw_error(ErrorCode::kFormat, path + ": no parameter " + p.gguf_name);
     if (t.sizes() != p.tensor.sizes())
       throw_error(ErrorCode::kFormat, path + ": parameter " + p.gguf_name + " has shape " +
                                           c10::str(t.sizes()) + ", the model expects " +
                                           c10::str(p.tensor.sizes()));
     p.tensor.copy_(t);
-  }
+  };
+  for (const NamedParameter& p : model.trainable_parameters()) restore("param", p);
+  for (const NamedParameter& p : model.extra_state()) restore("state", p);
   if (opt != nullptr) {
     try {
       opt->load(archive);

@@ -1,8 +1,11 @@
 #include "train/gguf_export.h"
 
+#include <algorithm>
+
 #include "base/error.h"
 #include "gguf/reader.h"
 #include "gguf/writer.h"
+#include "quant/balanced_2bit.h"
 #include "quant/tensor_encode.h"
 
 namespace afm::train {
@@ -73,14 +76,28 @@ void export_gguf(const LanguageModel& model, const ExportOptions& options,
   gguf::Writer w;
   w.set("general.name", Value(options.name));
   add_hparams(c, w);
-  w.set("general.file_type", Value(quant::llama_file_type(options.type)));
+  w.set("general.file_type", Value(quant::llama_file_type(
+                                 options.q2b_factors.empty() ? options.type : gguf::TensorType::kQ2_B)));
   if (!options.tokenizer_gguf.empty()) add_tokenizer(options.tokenizer_gguf, c.vocab_size, w);
   for (const auto& [key, value] : options.extra_u32) w.set(key, Value(value));
   for (const NamedParameter& p : model.gguf_parameters()) {
     torch::Tensor t = p.tensor.detach().to(torch::kCPU, torch::kFloat32).contiguous();
-    const gguf::TensorType type = storage_type(t, options.type);
     std::vector<uint64_t> shape;  // GGUF lists the innermost dimension first
     for (int64_t i = t.dim() - 1; i >= 0; --i) shape.push_back(static_cast<uint64_t>(t.size(i)));
+    const auto factor = std::find_if(options.q2b_factors.begin(), options.q2b_factors.end(),
+                                     [&](const auto& f) { return f.first == p.gguf_name; });
+    if (factor != options.q2b_factors.end()) {
+      const float f = static_cast<float>(factor->second);
+      w.add_tensor(p.gguf_name, gguf::TensorType::kQ2_B, shape, [t, f](std::vector<uint8_t>& out) {
+        const size_t n = static_cast<size_t>(t.numel());
+        out.resize(quant::encoded_bytes(gguf::TensorType::kQ2_B, n));
+        quant::quantize_row_q2b(t.data_ptr<float>(), reinterpret_cast<quant::BlockQ2B*>(out.data()),
+                                n, f);
+      });
+      continue;
+    }
+    const bool embedding = p.gguf_name == "token_embd.weight" && options.embedding_type;
+    const gguf::TensorType type = storage_type(t, embedding ? *options.embedding_type : options.type);
     w.add_tensor(p.gguf_name, type, shape, [t, type](std::vector<uint8_t>& out) {
       quant::encode_tensor(t.data_ptr<float>(), static_cast<size_t>(t.numel()), type, out);
     });

@@ -7,6 +7,7 @@
 #include "base/error.h"
 
 #include "train/dense_model.h"
+#include "train/fake_quant.h"
 #include "train/server_model.h"
 #include "train/torch_ops.h"
 
@@ -16,10 +17,18 @@ torch::Tensor LanguageModel::aux_loss() const {
   return torch::zeros({}, token_embd_.options());
 }
 
+namespace {
+
+// torch's module names may not contain '.'.
+std::string torch_name(std::string gguf_name) {
+  std::replace(gguf_name.begin(), gguf_name.end(), '.', '_');
+  return gguf_name;
+}
+
+}  // namespace
+
 torch::Tensor LanguageModel::add(const std::string& gguf_name, torch::Tensor init, bool decay) {
-  std::string torch_name = gguf_name;
-  std::replace(torch_name.begin(), torch_name.end(), '.', '_');
-  torch::Tensor t = register_parameter(torch_name, std::move(init));
+  torch::Tensor t = register_parameter(torch_name(gguf_name), std::move(init));
   params_.push_back({gguf_name, t, decay});
   return t;
 }
@@ -160,13 +169,67 @@ void LanguageModel::add_embedding_and_output_norm() {
   output_norm_ = add("output_norm.weight", ones({config_.embedding_length}), false);
 }
 
+torch::Tensor LanguageModel::embedding_table() const {
+  return qat_ && qat_->embedding_4bit ? fake_quant_q4_0(token_embd_) : token_embd_;
+}
+
 torch::Tensor LanguageModel::embed(const torch::Tensor& tokens) const {
-  return torch::embedding(token_embd_, tokens);
+  return torch::embedding(embedding_table(), tokens);
 }
 
 torch::Tensor LanguageModel::head(const torch::Tensor& x) const {
-  return torch::matmul(rms_normalize(x, output_norm_, config_.rms_epsilon), token_embd_.t())
+  return torch::matmul(rms_normalize(x, output_norm_, config_.rms_epsilon), embedding_table().t())
       .to(torch::kFloat32);
+}
+
+void LanguageModel::attach_qat(const QatSpec& spec) {
+  if (has_lora() || qat_) {
+    throw_error(ErrorCode::kInvalidArgument,
+                "quantization-aware training attaches once, to a model without LoRA branches");
+  }
+  if (spec.ema_decay < 0 || spec.ema_decay >= 1) {
+    throw_error(ErrorCode::kInvalidArgument, "the EMA decay must be in [0, 1)");
+  }
+  qat_ = spec;
+  for (NamedParameter& p : params_) p.decay = false;
+  if (spec.weights_2bit) {
+    for (const auto& [name, w] : weights_) {
+      if (w.tensor().size(-1) % 128 != 0) continue;  // stays as it is (the export keeps f16)
+      QuantSlot& q = w.quant();
+      q.factor = torch::tensor(initial_q2b_factor(w.tensor()), w.tensor().options());
+      q.factor.set_requires_grad(true);
+      q.gradient_scale = 1.0 / std::sqrt(static_cast<double>(w.tensor().numel() / w.tensor().size(-1)));
+      q.factor = register_parameter(torch_name(name + ".qat_f"), q.factor);
+      qat_factors_.push_back({name + ".qat_f", q.factor, false});
+    }
+  }
+  qat_trainable_ = params_;
+  qat_trainable_.insert(qat_trainable_.end(), qat_factors_.begin(), qat_factors_.end());
+  if (spec.ema_decay > 0) {
+    torch::NoGradGuard no_grad;
+    for (const NamedParameter& p : params_) ema_.push_back({p.gguf_name + ".ema", p.tensor.detach().clone(), false});
+  }
+}
+
+std::vector<std::pair<std::string, double>> LanguageModel::qat_factors() const {
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& [name, w] : weights_) {
+    if (w.quant().attached()) out.emplace_back(name, w.quant().factor.item<double>());
+  }
+  return out;
+}
+
+void LanguageModel::after_optimizer_step() {
+  if (ema_.empty()) return;
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < ema_.size(); ++i) {
+    ema_[i].tensor.lerp_(params_[i].tensor.detach(), 1.0 - qat_->ema_decay);
+  }
+}
+
+void LanguageModel::load_ema_weights() {
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < ema_.size(); ++i) params_[i].tensor.copy_(ema_[i].tensor);
 }
 
 double LanguageModel::residual_std() const {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -34,6 +35,13 @@ struct LoraSpec {
   // Weight kinds, the GGUF tensor name without layer prefix and ".weight" ("attn_q",
   // "ffn_up_exps" ...); empty: default_lora_targets().
   std::vector<std::string> targets;
+};
+
+// Quantization-aware training (the report's section 6; fake_quant.h).
+struct QatSpec {
+  bool weights_2bit = true;     // every projection matrix as q2_b, with a learnable factor f
+  bool embedding_4bit = true;   // the tied embedding (and output head) as q4_0
+  double ema_decay = 0.999;     // EMA of the weights for evaluation and export (0: none)
 };
 
 // The report's adapter toolkit's choice: every attention projection and feed-forward matrix
@@ -73,10 +81,28 @@ class LanguageModel : public torch::nn::Module {
   void merge_lora();
   // false: forward() computes the base model alone (the branches stay, untouched).
   void set_lora_enabled(bool enabled);
+  // QAT: fake-quantizes every projection matrix whose rows split into 128-value blocks (each
+  // with its factor f, initialised by initial_q2b_factor, gradient scaled by 1 / sqrt(rows))
+  // and the embedding; turns weight decay off (the report: decay would pull weights to the
+  // zero the balanced grid does not have). Throws afm::Error(kInvalidArgument) after LoRA or a
+  // second call. The factors are trainable parameters named "<tensor>.qat_f" (never exported).
+  void attach_qat(const QatSpec& spec);
+  bool has_qat() const { return qat_.has_value(); }
+  const std::optional<QatSpec>& qat_spec() const { return qat_; }
+  // GGUF tensor name -> its learned factor f, for the export.
+  std::vector<std::pair<std::string, double>> qat_factors() const;
+  // Called by the training loop after each optimiser step: updates the EMA (QAT).
+  void after_optimizer_step();
+  // Copies the EMA into the weights (QAT with ema_decay > 0; no-op otherwise): before the
+  // final evaluation and the export.
+  void load_ema_weights();
+  // Training state that is not optimised but must survive a resume (the EMA), saved by the
+  // checkpoint under its own names.
+  const std::vector<NamedParameter>& extra_state() const { return ema_; }
   // What the optimiser updates and checkpoints hold: the LoRA factors once attached, otherwise
-  // every parameter.
+  // every parameter (and the QAT factors).
   const std::vector<NamedParameter>& trainable_parameters() const {
-    return has_lora() ? lora_params_ : params_;
+    return has_lora() ? lora_params_ : (has_qat() ? qat_trainable_ : params_);
   }
   std::vector<torch::Tensor> trainable_tensors() const;
   int64_t trainable_count() const;  // values in trainable_tensors()
@@ -93,6 +119,8 @@ class LanguageModel : public torch::nn::Module {
 
   // x (B, T) ids -> (B, T, d) rows of the tied embedding.
   torch::Tensor embed(const torch::Tensor& tokens) const;
+  // The embedding the forward pass uses: token_embd_, or its fake-quantized values under QAT.
+  torch::Tensor embedding_table() const;
   void add_embedding_and_output_norm();
   // `prefix` is the GGUF layer prefix ("blk.3." or "trk.1.blk.3.").
   AttentionParams add_attention(const std::string& prefix, bool with_kv, bool qk_norm);
@@ -107,6 +135,8 @@ class LanguageModel : public torch::nn::Module {
   std::vector<std::pair<std::string, Weight>> weights_;  // the adaptable ones, by GGUF name
   std::vector<NamedParameter> lora_params_;
   LoraSpec lora_spec_;
+  std::optional<QatSpec> qat_;
+  std::vector<NamedParameter> qat_factors_, qat_trainable_, ema_;
   torch::Tensor token_embd_, output_norm_;
 };
 

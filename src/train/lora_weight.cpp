@@ -1,11 +1,18 @@
 #include "train/lora_weight.h"
 
+#include "train/fake_quant.h"
 #include "train/torch_ops.h"
 
 namespace afm::train {
 
+torch::Tensor Weight::effective() const {
+  const QuantSlot& q = *quant_;
+  if (!q.attached()) return w_;
+  return fake_quant_q2b(w_, scale_gradient(q.factor, q.gradient_scale));
+}
+
 torch::Tensor Weight::operator()(const torch::Tensor& x) const {
-  torch::Tensor y = project(x, w_);
+  torch::Tensor y = project(x, effective());
   const LoraBranch& l = *lora_;
   if (!l.attached() || !l.enabled) return y;
   const bool training = l.owner != nullptr && l.owner->is_training();
@@ -17,6 +24,7 @@ Weight Weight::expert(int64_t j) const {
   Weight e(w_[j]);
   const LoraBranch& l = *lora_;
   if (l.attached()) *e.lora_ = {l.a[j], l.b[j], l.scale, l.dropout, l.owner, l.enabled};
+  *e.quant_ = *quant_;  // one factor per stacked tensor; the blocks are per row either way
   return e;
 }
 

@@ -2,7 +2,7 @@
 // docs/adapters.md): y = x Wᵀ + s · (dropout(x) Aᵀ) Bᵀ, the function the runtime applies
 // unmerged and llama.cpp applies, with s = alpha / rank.
 //
-// Contract: a Weight without a branch computes exactly project(x, W). The branch lives in a
+// Contract: a Weight without a branch or QAT computes exactly project(x, W). The branch lives in a
 // slot shared by every copy of the Weight, so the model attaches it after the layers are built
 // (LanguageModel::attach_lora) and the layers' copies see it. Stacked expert weights (E, out,
 // in) carry (E, rank, in) / (E, rank, out)ᵀ branches; expert(j) is slice j of both. Dropout
@@ -24,14 +24,28 @@ struct LoraBranch {
   bool attached() const { return a.defined(); }
 };
 
+// Quantization-aware training (fake_quant.h): while `factor` is defined the weight computes
+// with fake_quant_q2b(W, factor), the gradient of factor scaled by `gradient_scale`.
+struct QuantSlot {
+  torch::Tensor factor;  // scalar, learnable
+  double gradient_scale = 1;
+  bool attached() const { return factor.defined(); }
+};
+
 class Weight {
  public:
   Weight() = default;
-  explicit Weight(torch::Tensor w) : w_(std::move(w)), lora_(std::make_shared<LoraBranch>()) {}
+  explicit Weight(torch::Tensor w)
+      : w_(std::move(w)),
+        lora_(std::make_shared<LoraBranch>()),
+        quant_(std::make_shared<QuantSlot>()) {}
 
   bool defined() const { return w_.defined(); }
   const torch::Tensor& tensor() const { return w_; }
   LoraBranch& lora() const { return *lora_; }
+  QuantSlot& quant() const { return *quant_; }
+  // The matrix the forward pass uses: W, or its fake-quantized values under QAT.
+  torch::Tensor effective() const;
 
   // x (..., in) -> (..., out).
   torch::Tensor operator()(const torch::Tensor& x) const;
@@ -41,6 +55,7 @@ class Weight {
  private:
   torch::Tensor w_;
   std::shared_ptr<LoraBranch> lora_;
+  std::shared_ptr<QuantSlot> quant_;
 };
 
 // down(silu(gate x) * up x), each projection with its branch.

@@ -38,6 +38,10 @@ SftResult run_sft(const SftOptions& o) {
                 "this trainer-only build cannot write adapter files (they are checked by the "
                 "runtime's writer): add --merged, or build afm-train with the runtime");
 #endif
+  if (o.qat && o.lora) {
+    throw_error(ErrorCode::kInvalidArgument,
+                "quantization-aware training runs on the whole model, not with LoRA adapters");
+  }
   const ModelConfig model_config = read_gguf_model_config(o.base);
   if (o.seq_len + 1 > model_config.context_length) {
     throw_error(ErrorCode::kInvalidArgument,
@@ -57,6 +61,7 @@ SftResult run_sft(const SftOptions& o) {
                                 torch::manual_seed(o.seed);
                                 model->attach_lora(*o.lora);
                               }
+                              if (o.qat) model->attach_qat(*o.qat);
                               return model;
                             },
                             batches);
@@ -71,8 +76,14 @@ SftResult run_sft(const SftOptions& o) {
     model->merge_lora();
   }
   result.model_path = (dir / "model.gguf").string();
-  export_gguf(*model, {o.export_type, o.base, o.lora ? "afm-merged" : "afm-sft"},
-              result.model_path);
+  ExportOptions e{o.export_type, o.base, o.lora ? "afm-merged" : "afm-sft"};
+  if (o.qat) {
+    model->load_ema_weights();
+    e.name = "afm-qat";
+    e.q2b_factors = model->qat_factors();
+    if (o.qat->embedding_4bit) e.embedding_type = gguf::TensorType::kQ4_0;
+  }
+  export_gguf(*model, e, result.model_path);
   return result;
 }
 

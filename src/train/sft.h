@@ -11,7 +11,8 @@
 // (lora_export.h), plus <out>/model.gguf with the branches folded in when `merged`.
 // Checkpoints then hold the branches and their optimiser state only.
 //
-// Errors: afm::Error from the data (FILE:LINE), the base model or the run.
+// Errors: afm::Error from the data (FILE:LINE), the base model or the run; kInvalidArgument for
+// QAT together with LoRA.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +39,10 @@ struct SftOptions {
   std::optional<LoraSpec> lora;  // adapter training
   bool merged = false;           // adapter training: also write the merged model
   gguf::TensorType adapter_type = gguf::TensorType::kF32;  // f32 or f16
+  // Quantization-aware training (`afm-train sft --qat`): the model trains through fake
+  // quantization (language_model.h attach_qat) and is exported from its EMA as q2_b matrices
+  // with the learned factors, the embedding as q4_0 (export_type for anything else).
+  std::optional<QatSpec> qat;
 };
 
 struct SftResult {

@@ -207,6 +207,7 @@ RunResult run_training(const TrainConfig& c, const RunOptions& run, const ModelF
                       std::to_string(last.next_step) + " in " + c.out_dir + ")");
     }
     opt.step();
+    model->after_optimizer_step();
     ++step, ++steps_this_run;
 
     const double secs = std::chrono::duration<double>(Clock::now() - start).count();

@@ -102,6 +102,8 @@ void add_export(CLI::App& app, ExportArgs& a) {
 struct SftArgs {
   SftOptions o;
   std::string type = "f32";
+  bool qat = false, qat_float_embedding = false;
+  double qat_ema = 0.999;
 };
 
 // The options SFT and adapter training share: data, run folder, schedule, export type.
@@ -158,8 +160,21 @@ void add_sft(CLI::App& app, SftArgs& a) {
   add_finetune_options(cmd, a);
   cmd->add_option("--type", a.type, "Tensor type of the exported model: f32, f16, bf16, q8_0, q4_0")
       ->capture_default_str();
+  cmd->add_flag("--qat", a.qat,
+                "Quantization-aware training (docs/compression.md): matrices trained through "
+                "balanced 2-bit rounding with a learnable clipping factor per tensor, the "
+                "embedding through 4-bit rounding, no weight decay; exports q2_b / q4_0 from "
+                "the EMA of the weights");
+  cmd->add_flag("--qat-float-embedding", a.qat_float_embedding,
+                "With --qat: keep the embedding unquantized (exported as --type)");
+  cmd->add_option("--qat-ema", a.qat_ema, "With --qat: EMA decay of the weights (0: no EMA)")
+      ->capture_default_str()->check(CLI::Range(0.0, 0.999999));
   cmd->callback([&a] {
     a.o.export_type = tensor_type_option("--type", a.type);
+    if (a.qat) {
+      a.o.qat = QatSpec{true, !a.qat_float_embedding, a.qat_ema};
+      a.o.optim.weight_decay = 0;  // the report: decay pulls weights to a zero the grid lacks
+    }
     const SftResult r = run_sft(a.o);
     std::printf("wrote %s (val loss %.4f)\n", r.model_path.c_str(), r.run.val_loss);
   });
