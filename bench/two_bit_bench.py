@@ -19,11 +19,11 @@ ratios the issue names.
 """
 import argparse
 import os
-import platform
 import subprocess
 import sys
 
 from engine_bench import afm_bench, bandwidth, fmt, llama_bench, summary
+from host_info import cpu_name
 from llama_cpp_build import CACHE, build, log
 
 MODELS = os.path.join(CACHE, "models")
@@ -72,7 +72,7 @@ def main():
                 mine[m][k].append(got[k])
                 theirs[t][k].append(other[k])
     bw = summary(bws)[2]
-    print(f"CPU: {platform.processor() or platform.machine()}, {a.threads} threads; "
+    print(f"CPU: {cpu_name()}, {a.threads} threads; "
           f"pp{a.p} / tg{a.n} tokens/s, median (range) of {a.r} interleaved runs; "
           f"best read bandwidth {bw:.1f} GB/s\n")
     print(f"| afm file | bits/weight | afm pp{a.p} | afm tg{a.n} | % of roofline | "

@@ -29,6 +29,11 @@ void save_checkpoint(const std::string& dir, LanguageModel& model, const AdamW& 
       archive.write("param/" + p.gguf_name, p.tensor.detach().cpu());
     for (const NamedParameter& p : model.extra_state())
       archive.write("state/" + p.gguf_name, p.tensor.detach().cpu());
+    if (const auto& qat = model.qat_spec()) {
+      archive.write("qat/spec", torch::tensor({qat->weights_2bit ? 1.0 : 0.0,
+                                               qat->embedding_4bit ? 1.0 : 0.0, qat->ema_decay},
+                                              torch::kFloat64));
+    }
     opt.save(archive);
     archive.write("next_step", torch::tensor(info.next_step, torch::kInt64));
     archive.write("loss", torch::tensor(info.loss, torch::kFloat64));
@@ -87,6 +92,22 @@ CheckpointInfo load_checkpoint(const std::string& dir, LanguageModel& model, Ada
   if (!archive.try_read("next_step", step) || !archive.try_read("loss", loss))
     throw_error(ErrorCode::kFormat, path + ": no step counter");
   return {step.item<int64_t>(), loss.item<double>()};
+}
+
+std::optional<QatSpec> read_checkpoint_qat(const std::string& dir) {
+  const std::string path = checkpoint_path(dir);
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(path);
+  } catch (const std::exception& e) {
+    throw_error(ErrorCode::kFormat, "cannot read checkpoint " + path + ": " + e.what());
+  }
+  torch::Tensor spec;
+  if (!archive.try_read("qat/spec", spec)) return std::nullopt;
+  if (spec.numel() != 3) throw_error(ErrorCode::kFormat, path + ": malformed qat/spec");
+  const auto v = spec.to(torch::kFloat64).contiguous();
+  const double* d = v.data_ptr<double>();
+  return QatSpec{d[0] != 0, d[1] != 0, d[2]};
 }
 
 }  // namespace afm::train

@@ -1,5 +1,6 @@
 // Training checkpoints: the model's trainable parameters (all of them, or only the LoRA factors
-// of adapter training: the frozen base comes from its GGUF again), the AdamW state and the next step, in one
+// of adapter training: the frozen base comes from its GGUF again; with QAT also its factors,
+// settings and the EMA of the weights), the AdamW state and the next step, in one
 // libtorch archive `<dir>/checkpoint.pt`, plus `<dir>/checkpoint.json` (step, config, loss) for
 // people and scripts.
 //
@@ -10,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
@@ -36,5 +38,9 @@ nlohmann::json read_checkpoint_config(const std::string& dir);
 
 // Loads parameters (and the optimiser state when `opt` is not null) onto the model's device.
 CheckpointInfo load_checkpoint(const std::string& dir, LanguageModel& model, AdamW* opt);
+
+// The QAT settings a checkpoint was saved with (nullopt for a run without QAT): a model to
+// load it into attaches QAT with them first, so that the factors and the EMA load too.
+std::optional<QatSpec> read_checkpoint_qat(const std::string& dir);
 
 }  // namespace afm::train

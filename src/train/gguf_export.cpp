@@ -105,4 +105,11 @@ void export_gguf(const LanguageModel& model, const ExportOptions& options,
   w.write(out_path);
 }
 
+void prepare_qat_export(LanguageModel& model, ExportOptions& options) {
+  if (!model.has_qat()) return;
+  model.load_ema_weights();
+  options.q2b_factors = model.qat_factors();
+  if (model.qat_spec()->embedding_4bit) options.embedding_type = gguf::TensorType::kQ4_0;
+}
+
 }  // namespace afm::train

@@ -35,4 +35,9 @@ struct ExportOptions {
 void export_gguf(const LanguageModel& model, const ExportOptions& options,
                  const std::string& out_path);
 
+// For a model trained with QAT: loads its EMA into the weights and sets `options` to write
+// what the training forward used (its matrices as q2_b with their factors, the embedding as
+// q4_0 when it was trained at 4 bits). No-op for other models.
+void prepare_qat_export(LanguageModel& model, ExportOptions& options);
+
 }  // namespace afm::train

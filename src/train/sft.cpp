@@ -76,13 +76,8 @@ SftResult run_sft(const SftOptions& o) {
     model->merge_lora();
   }
   result.model_path = (dir / "model.gguf").string();
-  ExportOptions e{o.export_type, o.base, o.lora ? "afm-merged" : "afm-sft"};
-  if (o.qat) {
-    model->load_ema_weights();
-    e.name = "afm-qat";
-    e.q2b_factors = model->qat_factors();
-    if (o.qat->embedding_4bit) e.embedding_type = gguf::TensorType::kQ4_0;
-  }
+  ExportOptions e{o.export_type, o.base, o.lora ? "afm-merged" : (o.qat ? "afm-qat" : "afm-sft")};
+  prepare_qat_export(*model, e);
   export_gguf(*model, e, result.model_path);
   return result;
 }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,8 @@
 #include "quant/block_formats.h"
 #include "quant/tensor_encode.h"
 #include "tiny_config.h"
+#include "train/adamw.h"
+#include "train/checkpoint.h"
 #include "train/fake_quant.h"
 #include "train/gguf_export.h"
 #include "train/language_model.h"
@@ -129,6 +132,38 @@ TEST(Qat, EmaFollowsTheWeights) {
   model->after_optimizer_step();  // ema = 0.5 start + 0.5 (start + 1)
   model->load_ema_weights();
   EXPECT_TRUE(torch::allclose(p.tensor, start + 0.5));
+}
+
+TEST(Qat, CheckpointsKeepTheSettingsFactorsAndEma) {
+  const fs::path dir = fs::temp_directory_path() / ("afm_qat_ckpt_" + std::to_string(getpid()));
+  auto model = make_language_model(qat_config(), 1);
+  model->attach_qat({true, false, 0.9});
+  {
+    torch::NoGradGuard no_grad;
+    for (const NamedParameter& p : model->trainable_parameters()) p.tensor.mul_(0.5);
+  }
+  model->after_optimizer_step();
+  AdamW opt(model->trainable_parameters(), {});
+  save_checkpoint(dir.string(), *model, opt, {3, 1.0}, nlohmann::json::object());
+
+  const auto spec = read_checkpoint_qat(dir.string());
+  ASSERT_TRUE(spec.has_value());
+  EXPECT_TRUE(spec->weights_2bit);
+  EXPECT_FALSE(spec->embedding_4bit);
+  EXPECT_DOUBLE_EQ(spec->ema_decay, 0.9);
+  auto loaded = make_language_model(qat_config(), 2);
+  loaded->attach_qat(*spec);
+  load_checkpoint(dir.string(), *loaded, nullptr);
+  EXPECT_EQ(loaded->qat_factors(), model->qat_factors());
+  ASSERT_EQ(loaded->extra_state().size(), model->extra_state().size());
+  for (size_t i = 0; i < model->extra_state().size(); ++i) {
+    EXPECT_TRUE(torch::equal(loaded->extra_state()[i].tensor, model->extra_state()[i].tensor));
+  }
+  auto plain = make_language_model(qat_config(), 1);
+  AdamW plain_opt(plain->trainable_parameters(), {});
+  save_checkpoint(dir.string(), *plain, plain_opt, {1, 1.0}, nlohmann::json::object());
+  EXPECT_FALSE(read_checkpoint_qat(dir.string()).has_value());
+  fs::remove_all(dir);
 }
 
 TEST(Qat, ExportedModelDecodesToTheTrainingValuesAndRunsWithItsLogits) {

@@ -79,7 +79,10 @@ void add_export(CLI::App& app, ExportArgs& a) {
   cmd->add_option("--run", a.run_dir, "Run folder holding checkpoint.pt and checkpoint.json")
       ->required();
   cmd->add_option("--out", a.out, "Output .gguf")->required();
-  cmd->add_option("--type", a.type, "f32, f16, bf16, q8_0 or q4_0")->capture_default_str();
+  cmd->add_option("--type", a.type,
+                  "f32, f16, bf16, q8_0, q4_0 or q2_b (a QAT run's checkpoint writes its "
+                  "matrices as q2_b with the learned factors whatever this says)")
+      ->capture_default_str();
   cmd->add_option("--tokenizer-gguf", a.tokenizer, "GGUF whose tokenizer.* keys to copy");
   cmd->add_option("--name", a.name, "general.name")->capture_default_str();
   cmd->callback([&a] {
@@ -93,8 +96,12 @@ void add_export(CLI::App& app, ExportArgs& a) {
                   a.run_dir + " trains LoRA branches, not a whole model: its result is the "
                               "adapter.gguf the run writes");
     auto model = make_language_model(ModelConfig::from_json(saved.at("model")), 0);
+    // A QAT run's checkpoint: attach first so its factors and EMA load, export as its run does.
+    if (const auto qat = read_checkpoint_qat(a.run_dir)) model->attach_qat(*qat);
     load_checkpoint(a.run_dir, *model, nullptr);
-    export_gguf(*model, {*type, a.tokenizer, a.name}, a.out);
+    ExportOptions e{*type, a.tokenizer, a.name};
+    prepare_qat_export(*model, e);
+    export_gguf(*model, e, a.out);
     std::printf("wrote %s\n", a.out.c_str());
   });
 }
