@@ -208,6 +208,7 @@ void LanguageModel::attach_qat(const QatSpec& spec) {
   if (spec.ema_decay > 0) {
     torch::NoGradGuard no_grad;
     for (const NamedParameter& p : params_) ema_.push_back({p.gguf_name + ".ema", p.tensor.detach().clone(), false});
+    ema_.push_back({"qat.ema_updates", torch::zeros({}, torch::kFloat64), false});
   }
 }
 
@@ -222,14 +223,20 @@ std::vector<std::pair<std::string, double>> LanguageModel::qat_factors() const {
 void LanguageModel::after_optimizer_step() {
   if (ema_.empty()) return;
   torch::NoGradGuard no_grad;
-  for (size_t i = 0; i < ema_.size(); ++i) {
-    ema_[i].tensor.lerp_(params_[i].tensor.detach(), 1.0 - qat_->ema_decay);
+  // The last entry counts the updates: the decay ramps up as (1 + t) / (10 + t) to its set
+  // value, so a short run's EMA is not mostly its starting point (0.999^300 = 0.74).
+  torch::Tensor& updates = ema_.back().tensor;
+  const double t = updates.item<double>();
+  const double decay = std::min(qat_->ema_decay, (1 + t) / (10 + t));
+  for (size_t i = 0; i + 1 < ema_.size(); ++i) {
+    ema_[i].tensor.lerp_(params_[i].tensor.detach(), 1.0 - decay);
   }
+  updates.add_(1);
 }
 
 void LanguageModel::load_ema_weights() {
   torch::NoGradGuard no_grad;
-  for (size_t i = 0; i < ema_.size(); ++i) params_[i].tensor.copy_(ema_[i].tensor);
+  for (size_t i = 0; i + 1 < ema_.size(); ++i) params_[i].tensor.copy_(ema_[i].tensor);
 }
 
 double LanguageModel::residual_std() const {

@@ -91,13 +91,14 @@ class LanguageModel : public torch::nn::Module {
   const std::optional<QatSpec>& qat_spec() const { return qat_; }
   // GGUF tensor name -> its learned factor f, for the export.
   std::vector<std::pair<std::string, double>> qat_factors() const;
-  // Called by the training loop after each optimiser step: updates the EMA (QAT).
+  // Called by the training loop after each optimiser step: updates the EMA (QAT) with the
+  // decay min(ema_decay, (1 + t) / (10 + t)) at update t (TensorFlow's EMA with num_updates).
   void after_optimizer_step();
   // Copies the EMA into the weights (QAT with ema_decay > 0; no-op otherwise): before the
   // final evaluation and the export.
   void load_ema_weights();
-  // Training state that is not optimised but must survive a resume (the EMA), saved by the
-  // checkpoint under its own names.
+  // Training state that is not optimised but must survive a resume (the EMA of every
+  // parameter, then its update count), saved by the checkpoint under its own names.
   const std::vector<NamedParameter>& extra_state() const { return ema_; }
   // What the optimiser updates and checkpoints hold: the LoRA factors once attached, otherwise
   // every parameter (and the QAT factors).

@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "train/batch_sampler.h"
+#include "train/gguf_import.h"
 #include "train/shard_stream.h"
 #include "train/training_loop.h"
 
@@ -42,9 +43,18 @@ class ShardBatches : public BatchSource {
 
 }  // namespace
 
-RunResult run_pretraining(const TrainConfig& c, const RunOptions& run) {
+RunResult run_pretraining(const TrainConfig& config, const RunOptions& run,
+                          const PretrainStart& start) {
+  TrainConfig c = config;
+  if (!start.init_gguf.empty()) c.model = read_gguf_model_config(start.init_gguf);
   const ShardBatches data(c);
-  return run_training(c, run, [&c] { return make_language_model(c.model, c.seed); }, data);
+  return run_training(c, run, [&] {
+    std::shared_ptr<LanguageModel> model = start.init_gguf.empty()
+                                               ? make_language_model(c.model, c.seed)
+                                               : import_gguf_model(start.init_gguf).model;
+    if (start.qat) model->attach_qat(*start.qat);
+    return model;
+  }, data);
 }
 
 }  // namespace afm::train

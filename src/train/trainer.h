@@ -11,9 +11,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "train/cpu_setup.h"
+#include "train/language_model.h"
 #include "train/train_config.h"
 
 namespace afm::train {
@@ -34,6 +36,15 @@ struct RunResult {
   double tokens_per_second = 0, mfu = 0;
 };
 
-RunResult run_pretraining(const TrainConfig& config, const RunOptions& options);
+// Where a pretraining run starts: a seeded initialisation (the default), or the weights of a
+// GGUF model (`init_gguf`, whose shape replaces the config's), optionally trained through
+// QAT (the report's QAT "follows the same training stages as the base model").
+struct PretrainStart {
+  std::string init_gguf;
+  std::optional<QatSpec> qat;
+};
+
+RunResult run_pretraining(const TrainConfig& config, const RunOptions& options,
+                          const PretrainStart& start = {});
 
 }  // namespace afm::train

@@ -113,25 +113,28 @@ TEST(Qat, AttachesFactorsTurnsDecayOffAndRefusesLora) {
     EXPECT_GT(f, 0.2) << name;
     EXPECT_LE(f, 1.0) << name;
   }
-  EXPECT_EQ(model->extra_state().size(), model->gguf_parameters().size());  // the EMA
+  EXPECT_EQ(model->extra_state().size(), model->gguf_parameters().size() + 1);  // EMA, count
   EXPECT_THROW(model->attach_qat({}), Error);
   auto lora = make_language_model(qat_config(), 1);
   lora->attach_lora({});
   EXPECT_THROW(lora->attach_qat({}), Error);
 }
 
-TEST(Qat, EmaFollowsTheWeights) {
+TEST(Qat, EmaFollowsTheWeightsWithARampedDecay) {
   auto model = make_language_model(qat_config(), 1);
   model->attach_qat({true, true, 0.5});
   const NamedParameter& p = model->gguf_parameters()[0];
   const torch::Tensor start = p.tensor.detach().clone();
-  {
+  auto step_by_one = [&] {
     torch::NoGradGuard no_grad;
     p.tensor.add_(1.0);
-  }
-  model->after_optimizer_step();  // ema = 0.5 start + 0.5 (start + 1)
+    model->after_optimizer_step();
+  };
+  step_by_one();  // update 0: decay min(0.5, 1 / 10) = 0.1 -> ema = 0.1 start + 0.9 (start + 1)
+  step_by_one();  // update 1: decay min(0.5, 2 / 11) -> ema = d (start + 0.9) + (1 - d)(start + 2)
+  const double d = 2.0 / 11.0;
   model->load_ema_weights();
-  EXPECT_TRUE(torch::allclose(p.tensor, start + 0.5));
+  EXPECT_TRUE(torch::allclose(p.tensor, start + (d * 0.9 + (1 - d) * 2.0)));
 }
 
 TEST(Qat, CheckpointsKeepTheSettingsFactorsAndEma) {

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -32,8 +33,31 @@ namespace {
 using namespace afm;
 using namespace afm::train;
 
+// `--qat` and its options, shared by pretrain and sft.
+struct QatArgs {
+  bool on = false, float_embedding = false;
+  double ema = 0.999;
+  std::optional<QatSpec> spec() const {
+    if (!on) return std::nullopt;
+    return QatSpec{true, !float_embedding, ema};
+  }
+};
+
+void add_qat_options(CLI::App* cmd, QatArgs& q) {
+  cmd->add_flag("--qat", q.on,
+                "Quantization-aware training (docs/compression.md): matrices trained through "
+                "balanced 2-bit rounding with a learnable clipping factor per tensor, the "
+                "embedding through 4-bit rounding, no weight decay; the model exports as "
+                "q2_b / q4_0 from the EMA of the weights");
+  cmd->add_flag("--qat-float-embedding", q.float_embedding,
+                "With --qat: keep the embedding unquantized (exported as --type)");
+  cmd->add_option("--qat-ema", q.ema, "With --qat: EMA decay of the weights (0: no EMA)")
+      ->capture_default_str()->check(CLI::Range(0.0, 0.999999));
+}
+
 struct PretrainArgs {
-  std::string config, shards, out_dir;
+  std::string config, shards, out_dir, init_from;
+  QatArgs qat;
   int nproc = 1;
   char** argv = nullptr;
   int launcher_status = 0;
@@ -45,6 +69,9 @@ void add_pretrain(CLI::App& app, PretrainArgs& a) {
   cmd->add_option("--config", a.config, "Training configuration (docs/training.md)")->required();
   cmd->add_option("--shards", a.shards, "Use this shard folder instead of the config's");
   cmd->add_option("--out", a.out_dir, "Use this run folder instead of the config's");
+  cmd->add_option("--init-from", a.init_from,
+                  "Start from this GGUF model's weights (its shape replaces the config's model)");
+  add_qat_options(cmd, a.qat);
   add_run_options(cmd, a.run);
   cmd->add_option("--peak-tflops", a.run.peak_tflops,
                   "Peak dense TFLOP/s for MFU (default: 989 on CUDA, none on CPU)");
@@ -61,7 +88,7 @@ void add_pretrain(CLI::App& app, PretrainArgs& a) {
     TrainConfig config = load_train_config(a.config);
     if (!a.shards.empty()) config.shards = a.shards;
     if (!a.out_dir.empty()) config.out_dir = a.out_dir;
-    const RunResult r = run_pretraining(config, a.run);
+    const RunResult r = run_pretraining(config, a.run, {a.init_from, a.qat.spec()});
     const char* rank = std::getenv("RANK");
     if (!a.run.json_stdout && (rank == nullptr || std::string(rank) == "0"))
       std::printf("done: step %lld, loss %.4f, val loss %.4f, %.0f tokens/s\n",
@@ -72,6 +99,7 @@ void add_pretrain(CLI::App& app, PretrainArgs& a) {
 
 struct ExportArgs {
   std::string run_dir, out, type = "f32", tokenizer, name = "afm";
+  bool live_weights = false;
 };
 
 void add_export(CLI::App& app, ExportArgs& a) {
@@ -85,6 +113,8 @@ void add_export(CLI::App& app, ExportArgs& a) {
       ->capture_default_str();
   cmd->add_option("--tokenizer-gguf", a.tokenizer, "GGUF whose tokenizer.* keys to copy");
   cmd->add_option("--name", a.name, "general.name")->capture_default_str();
+  cmd->add_flag("--live-weights", a.live_weights,
+                "A QAT run: export the weights as they are at the checkpoint, not their EMA");
   cmd->callback([&a] {
     auto type = gguf::tensor_type_from_name(a.type);
     if (!type) throw_error(ErrorCode::kInvalidArgument, "unknown --type " + a.type);
@@ -97,7 +127,10 @@ void add_export(CLI::App& app, ExportArgs& a) {
                               "adapter.gguf the run writes");
     auto model = make_language_model(ModelConfig::from_json(saved.at("model")), 0);
     // A QAT run's checkpoint: attach first so its factors and EMA load, export as its run does.
-    if (const auto qat = read_checkpoint_qat(a.run_dir)) model->attach_qat(*qat);
+    if (auto qat = read_checkpoint_qat(a.run_dir)) {
+      if (a.live_weights) qat->ema_decay = 0;  // the EMA is then neither loaded nor used
+      model->attach_qat(*qat);
+    }
     load_checkpoint(a.run_dir, *model, nullptr);
     ExportOptions e{*type, a.tokenizer, a.name};
     prepare_qat_export(*model, e);
@@ -109,8 +142,7 @@ void add_export(CLI::App& app, ExportArgs& a) {
 struct SftArgs {
   SftOptions o;
   std::string type = "f32";
-  bool qat = false, qat_float_embedding = false;
-  double qat_ema = 0.999;
+  QatArgs qat;
 };
 
 // The options SFT and adapter training share: data, run folder, schedule, export type.
@@ -167,21 +199,10 @@ void add_sft(CLI::App& app, SftArgs& a) {
   add_finetune_options(cmd, a);
   cmd->add_option("--type", a.type, "Tensor type of the exported model: f32, f16, bf16, q8_0, q4_0")
       ->capture_default_str();
-  cmd->add_flag("--qat", a.qat,
-                "Quantization-aware training (docs/compression.md): matrices trained through "
-                "balanced 2-bit rounding with a learnable clipping factor per tensor, the "
-                "embedding through 4-bit rounding, no weight decay; exports q2_b / q4_0 from "
-                "the EMA of the weights");
-  cmd->add_flag("--qat-float-embedding", a.qat_float_embedding,
-                "With --qat: keep the embedding unquantized (exported as --type)");
-  cmd->add_option("--qat-ema", a.qat_ema, "With --qat: EMA decay of the weights (0: no EMA)")
-      ->capture_default_str()->check(CLI::Range(0.0, 0.999999));
+  add_qat_options(cmd, a.qat);
   cmd->callback([&a] {
     a.o.export_type = tensor_type_option("--type", a.type);
-    if (a.qat) {
-      a.o.qat = QatSpec{true, !a.qat_float_embedding, a.qat_ema};
-      a.o.optim.weight_decay = 0;  // the report: decay pulls weights to a zero the grid lacks
-    }
+    a.o.qat = a.qat.spec();
     const SftResult r = run_sft(a.o);
     std::printf("wrote %s (val loss %.4f)\n", r.model_path.c_str(), r.run.val_loss);
   });
