@@ -187,58 +187,44 @@ TEST(Gemm, QuantizedDotEqualsDequantizedDot) {
   }
 }
 
-TEST(Gemm, SimdActivationQuantizationIsBitIdentical) {
-  std::mt19937 rng(9);
+// Every SIMD activation quantizer against the scalar one, for blocks of N (Block): normal
+// values, an all-zero block, a NaN, an inf, and a block of subnormals (its scale's reciprocal
+// overflows, which once reached a float-to-int conversion of inf, undefined; found by
+// model_load_fuzz: such a block quantizes to zero).
+template <int N, class Block>
+void expect_simd_quantization_is_bit_identical(void (*reference)(const float*, Block*, int64_t),
+                                               void (*GemmKernels::*simd)(const float*, Block*,
+                                                                          int64_t)) {
+  constexpr int kBlocks = 12;
+  std::mt19937 rng(9 + N);
   std::normal_distribution<float> dist(0.0f, 3.0f);
-  std::vector<float> x(32 * 40);
+  std::vector<float> x(N * kBlocks);
   for (float& v : x) v = dist(rng);
-  for (int i = 0; i < 32; ++i) x[64 + i] = 0.0f;  // an all-zero block
-  x[100] = NAN;                                     // a block with a NaN
-  x[140] = INFINITY;                                // a block with an inf
-  // A block of subnormals: its scale's reciprocal overflows, which once reached a float-to-int
-  // conversion of inf (undefined; found by model_load_fuzz). Such a block quantizes to zero.
-  for (int i = 0; i < 32; ++i) x[640 + i] = 1e-40f * static_cast<float>(i + 1);
+  for (int i = 0; i < N; ++i) x[2 * N + i] = 0.0f;
+  x[3 * N + 5] = NAN;
+  x[4 * N + 7] = INFINITY;
+  for (int i = 0; i < N; ++i) x[6 * N + i] = 1e-40f * static_cast<float>(i + 1);
   for (const GemmKernels* ks : {avx2_gemm_kernels(), avx512_gemm_kernels()}) {
     if (ks == nullptr) continue;
-    std::vector<ActBlock> want(40), got(40);
-    quantize_activations(x.data(), want.data(), static_cast<int64_t>(x.size()));
-    ks->quantize(x.data(), got.data(), static_cast<int64_t>(x.size()));
-    for (int b = 0; b < 40; ++b) {
+    std::vector<Block> want(kBlocks), got(kBlocks);
+    reference(x.data(), want.data(), static_cast<int64_t>(x.size()));
+    (ks->*simd)(x.data(), got.data(), static_cast<int64_t>(x.size()));
+    for (int b = 0; b < kBlocks; ++b) {
       if (std::isnan(want[b].d)) {
-        EXPECT_TRUE(std::isnan(got[b].d)) << ks->isa << " block " << b;
+        EXPECT_TRUE(std::isnan(got[b].d)) << ks->isa << " N " << N << " block " << b;
       } else {
-        EXPECT_EQ(got[b].d, want[b].d) << ks->isa << " block " << b;
+        EXPECT_EQ(got[b].d, want[b].d) << ks->isa << " N " << N << " block " << b;
       }
-      EXPECT_EQ(got[b].sum, want[b].sum) << ks->isa << " block " << b;
-      EXPECT_EQ(0, std::memcmp(got[b].q, want[b].q, 32)) << ks->isa << " block " << b;
+      EXPECT_EQ(got[b].sum, want[b].sum) << ks->isa << " N " << N << " block " << b;
+      EXPECT_EQ(0, std::memcmp(got[b].q, want[b].q, N)) << ks->isa << " N " << N << " block " << b;
     }
   }
 }
 
-TEST(Gemm, SimdActivationQuantizationOf128BlocksIsBitIdentical) {
-  std::mt19937 rng(10);
-  std::normal_distribution<float> dist(0.0f, 3.0f);
-  std::vector<float> x(128 * 12);
-  for (float& v : x) v = dist(rng);
-  for (int i = 0; i < 128; ++i) x[128 + i] = 0.0f;  // an all-zero block
-  x[300] = NAN;
-  x[400] = INFINITY;
-  for (int i = 0; i < 128; ++i) x[640 + i] = 1e-40f * static_cast<float>(i + 1);  // subnormals
-  for (const GemmKernels* ks : {avx2_gemm_kernels(), avx512_gemm_kernels()}) {
-    if (ks == nullptr) continue;
-    std::vector<ActBlock128> want(12), got(12);
-    quantize_activations_128(x.data(), want.data(), static_cast<int64_t>(x.size()));
-    ks->quantize_128(x.data(), got.data(), static_cast<int64_t>(x.size()));
-    for (int b = 0; b < 12; ++b) {
-      if (std::isnan(want[b].d)) {
-        EXPECT_TRUE(std::isnan(got[b].d)) << ks->isa << " block " << b;
-      } else {
-        EXPECT_EQ(got[b].d, want[b].d) << ks->isa << " block " << b;
-      }
-      EXPECT_EQ(got[b].sum, want[b].sum) << ks->isa << " block " << b;
-      EXPECT_EQ(0, std::memcmp(got[b].q, want[b].q, 128)) << ks->isa << " block " << b;
-    }
-  }
+TEST(Gemm, SimdActivationQuantizationIsBitIdentical) {
+  expect_simd_quantization_is_bit_identical<32>(quantize_activations, &GemmKernels::quantize);
+  expect_simd_quantization_is_bit_identical<128>(quantize_activations_128,
+                                                 &GemmKernels::quantize_128);
 }
 
 TEST(Gemm, SubnormalBlocksQuantizeToZero) {
