@@ -206,9 +206,13 @@ void LanguageModel::attach_qat(const QatSpec& spec) {
   qat_trainable_ = params_;
   qat_trainable_.insert(qat_trainable_.end(), qat_factors_.begin(), qat_factors_.end());
   if (spec.ema_decay > 0) {
+    // Buffers, so that moving the model to a device moves them with the weights.
     torch::NoGradGuard no_grad;
-    for (const NamedParameter& p : params_) ema_.push_back({p.gguf_name + ".ema", p.tensor.detach().clone(), false});
-    ema_.push_back({"qat.ema_updates", torch::zeros({}, torch::kFloat64), false});
+    auto add_state = [&](const std::string& name, torch::Tensor init) {
+      ema_.push_back({name, register_buffer(torch_name(name), std::move(init)), false});
+    };
+    for (const NamedParameter& p : params_) add_state(p.gguf_name + ".ema", p.tensor.detach().clone());
+    add_state("qat.ema_updates", torch::zeros({}, torch::kFloat64));
   }
 }
 
