@@ -279,12 +279,17 @@ void File::parse_all(std::span<const uint8_t> bytes) {
     }
     t.type = static_cast<TensorType>(raw_type);
     uint64_t n = checked_elements(t.shape, r, dims_at);
-    if (t.shape[0] % traits->block_elements != 0) {
+    (void)n;  // checked_elements bounds the element count, which bounds the byte count
+    const std::optional<uint64_t> bytes = tensor_data_bytes(t.type, t.shape);
+    if (!bytes) {
       r.fail("tensor '" + t.name + "': row length " + std::to_string(t.shape[0]) +
-                 " is not a multiple of the " + std::string(traits->name) + " block size",
+                 " does not suit type " +
+                 std::string(traits->name) +
+                 (traits->tile_rows > 1 ? " (a tile type needs a matrix)"
+                                        : " (the row length is not a multiple of its block size)"),
              dims_at);
     }
-    t.n_bytes = n / traits->block_elements * traits->block_bytes;
+    t.n_bytes = *bytes;
     t.offset = r.read<uint64_t>("tensor data offset");
     t.data = nullptr;
     tensor_index_.emplace(t.name, tensors_.size());

@@ -30,6 +30,8 @@ std::optional<TensorTypeTraits> tensor_type_traits(uint32_t raw) {
       return TensorTypeTraits{"q4_0", 32, 18};
     case TensorType::kQ2_B:
       return TensorTypeTraits{"q2_b", 128, 34};
+    case TensorType::kASTC6X6:
+      return TensorTypeTraits{"astc6x6", 36, 18, 6};
   }
   return std::nullopt;
 }
@@ -42,10 +44,26 @@ TensorTypeTraits tensor_type_traits(TensorType t) {
 
 std::optional<TensorType> tensor_type_from_name(std::string_view name) {
   for (TensorType t : {TensorType::kF32, TensorType::kF16, TensorType::kBF16, TensorType::kQ8_0,
-                       TensorType::kQ4_0, TensorType::kQ2_B}) {
+                       TensorType::kQ4_0, TensorType::kQ2_B, TensorType::kASTC6X6}) {
     if (tensor_type_traits(t).name == name) return t;
   }
   return std::nullopt;
+}
+
+std::optional<uint64_t> tensor_data_bytes(TensorType type, const std::vector<uint64_t>& shape) {
+  const TensorTypeTraits traits = tensor_type_traits(type);
+  if (shape.empty()) return std::nullopt;
+  if (traits.tile_rows > 1) {
+    if (shape.size() < 2) return std::nullopt;
+    const uint64_t side = traits.tile_rows;  // square tiles
+    uint64_t tiles = ((shape[0] + side - 1) / side) * ((shape[1] + side - 1) / side);
+    for (size_t d = 2; d < shape.size(); ++d) tiles *= shape[d];
+    return tiles * traits.block_bytes;
+  }
+  if (shape[0] % traits.block_elements != 0) return std::nullopt;
+  uint64_t n = 1;
+  for (uint64_t d : shape) n *= d;
+  return n / traits.block_elements * traits.block_bytes;
 }
 
 }  // namespace afm::gguf

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace afm::gguf {
 
@@ -34,24 +35,35 @@ bool is_valid_value_type(uint32_t raw);
 // Q4_0 = f16 scale + 16 bytes of packed nibbles (18 bytes). New afm types take numbers above
 // ggml's range (see docs/gguf.md) and are added here with their block layout:
 // Q2_B = f16 scale + 32 bytes of 2-bit codes for 128 values (34 bytes; quant/balanced_2bit.h).
+// ASTC6X6 is a tile type, not a row-block type: each 6 x 6 tile of a matrix is one 16-byte ASTC
+// block plus one f16 offset (quant/astc6x6.h), so its size depends on both dimensions:
+// tensor_data_bytes.
 enum class TensorType : uint32_t {
   kF32 = 0,
   kF16 = 1,
   kQ4_0 = 2,
   kQ8_0 = 8,
   kBF16 = 30,
-  kQ2_B = 128,  // afm's balanced 2-bit type; ggml does not read it
+  kQ2_B = 128,     // afm's balanced 2-bit type; ggml does not read it
+  kASTC6X6 = 129,  // afm's ASTC 6x6 HDR tiles with per-tile offsets; ggml does not read it
 };
 
 struct TensorTypeTraits {
   std::string_view name;    // "f32", "q8_0", ...
   uint32_t block_elements;  // elements per block (1 for plain types)
   uint32_t block_bytes;     // bytes per block
+  uint32_t tile_rows = 1;   // rows one block spans: 1 for row-block types, 6 for astc6x6
 };
 
 // nullopt for a type number this build does not know.
 std::optional<TensorTypeTraits> tensor_type_traits(uint32_t raw);
 TensorTypeTraits tensor_type_traits(TensorType t);
 std::optional<TensorType> tensor_type_from_name(std::string_view name);
+
+// Bytes of a tensor of `type` and `shape` (ggml order: shape[0] is the row length), or nullopt
+// when the shape does not suit the type: a row-block type needs shape[0] to be a multiple of its
+// block; a tile type needs at least two dimensions (a stack of shape[1] x shape[0] matrices,
+// each tiled on its own, edges padded up to whole tiles). The caller checks element overflow.
+std::optional<uint64_t> tensor_data_bytes(TensorType type, const std::vector<uint64_t>& shape);
 
 }  // namespace afm::gguf

@@ -76,11 +76,15 @@ uint64_t Writer::tensor_bytes(TensorType type, const std::vector<uint64_t>& shap
     }
     n *= d;
   }
-  if (shape[0] % traits.block_elements != 0) {
+  const std::optional<uint64_t> bytes = tensor_data_bytes(type, shape);
+  if (!bytes && traits.tile_rows > 1) {
+    invalid(std::string(traits.name) + " is a tile type: the tensor must have 2..4 dimensions");
+  }
+  if (!bytes) {
     invalid("row length " + std::to_string(shape[0]) + " is not a multiple of the " +
             std::string(traits.name) + " block size " + std::to_string(traits.block_elements));
   }
-  return n / traits.block_elements * traits.block_bytes;
+  return *bytes;
 }
 
 void Writer::set(std::string key, Value value) {
