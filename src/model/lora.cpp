@@ -37,7 +37,8 @@ bool is_lower_hex64(const std::string& s) {
 // An (rows, cols) view of a 2-D or 3-D adapter tensor; the kernels must run its type.
 ops::Matrix view(const gguf::File& f, const gguf::TensorInfo& t, int64_t rows, int64_t cols) {
   const auto traits = gguf::tensor_type_traits(t.type);
-  if (!ops::is_supported_weight_type(t.type) || cols % traits.block_elements != 0) {
+  if (!ops::is_supported_weight_type(t.type) || traits.tile_rows > 1 ||
+      cols % traits.block_elements != 0) {
     throw_error(ErrorCode::kUnsupported,
                 f.path() + ": tensor " + t.name + " has type " + std::string(traits.name) +
                     " with rows of " + std::to_string(cols) +

@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "ops/embedding.h"
+#include "quant/astc6x6.h"
 
 namespace afm::model {
 namespace {
@@ -27,7 +28,7 @@ ops::Matrix WeightLoader::stacked_matrix(const std::string& name, int64_t n, int
 
 ops::Matrix expert(const ops::Matrix& stacked, int64_t e, int64_t rows) {
   ops::Matrix m = stacked;
-  m.data = static_cast<const uint8_t*>(stacked.data) + e * rows * stacked.row_bytes;
+  m.data = static_cast<const uint8_t*>(stacked.data) + e * ops::matrix_bytes(stacked.type, rows, stacked.cols);
   m.rows = rows;
   return m;
 }
@@ -39,8 +40,9 @@ ops::Matrix WeightLoader::view(const std::string& name, const std::vector<uint64
     throw_error(ErrorCode::kFormat, file_.path() + ": tensor " + name + " has shape " +
                                         shape_string(t.shape) + ", expected " + shape_string(want));
   }
-  const uint32_t block = gguf::tensor_type_traits(t.type).block_elements;
-  if (cols % block != 0) {
+  const auto traits = gguf::tensor_type_traits(t.type);
+  const uint32_t block = traits.block_elements;
+  if (traits.tile_rows == 1 && cols % block != 0) {
     throw_error(ErrorCode::kFormat, file_.path() + ": tensor " + name + " rows of " +
                                         std::to_string(cols) + " values do not fill whole " +
                                         std::to_string(block) + "-value blocks");
@@ -49,7 +51,18 @@ ops::Matrix WeightLoader::view(const std::string& name, const std::vector<uint64
     throw_error(ErrorCode::kUnsupported,
                 file_.path() + ": tensor " + name + " has type " +
                     std::string(gguf::tensor_type_traits(t.type).name) +
-                    ", which the engine does not run (f32, f16, bf16, q8_0, q4_0)");
+                    ", which the engine does not run (f32, f16, bf16, q8_0, q4_0, q2_b, astc6x6)");
+  }
+  if (t.type == gguf::TensorType::kASTC6X6) {
+    // Each matrix of a stack is tiled on its own: check every block once, here, so the
+    // kernels never meet one the decoder refuses.
+    const int64_t n = want.size() > 2 ? static_cast<int64_t>(want[2]) : 1;
+    const int64_t matrix_rows = rows / n;
+    const size_t bytes = ops::matrix_bytes(t.type, matrix_rows, cols);
+    for (int64_t e = 0; e < n; ++e) {
+      quant::astc::validate_matrix(static_cast<const uint8_t*>(t.data) + e * bytes, matrix_rows,
+                                   cols, file_.path() + ": tensor " + name);
+    }
   }
   ops::Matrix m;
   m.type = t.type;

@@ -1,11 +1,17 @@
 #include "ops/embedding.h"
 
 #include "base/error.h"
+#include "quant/astc6x6.h"
 #include "quant/tensor_encode.h"
 
 namespace afm::ops {
 
 void dequantize_row(const Matrix& table, int64_t row, float* out) {
+  if (table.type == gguf::TensorType::kASTC6X6) {  // decodes the tile row it lies in
+    quant::astc::decode_rows(static_cast<const uint8_t*>(table.data), table.rows, table.cols, row,
+                             row + 1, out);
+    return;
+  }
   const auto* p = static_cast<const uint8_t*>(table.data) + row * table.row_bytes;
   quant::decode_values(p, static_cast<size_t>(table.cols), table.type, out);
 }

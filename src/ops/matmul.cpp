@@ -3,8 +3,10 @@
 #include <algorithm>
 
 #include "base/error.h"
+#include "backend/cpu/gemm_astc.h"
 #include "backend/cpu/vec.h"
 #include "gguf/types.h"
+#include "quant/astc6x6.h"
 
 namespace afm::ops {
 namespace {
@@ -44,12 +46,18 @@ int64_t rows_per_block(size_t row_bytes) {
 }  // namespace
 
 bool is_supported_weight_type(gguf::TensorType type) {
-  return kernel_for(cpu::scalar_gemm_kernels(), type) != nullptr;
+  return type == gguf::TensorType::kASTC6X6 || kernel_for(cpu::scalar_gemm_kernels(), type) != nullptr;
 }
 
 size_t row_bytes_for(gguf::TensorType type, int64_t cols) {
   const auto& traits = gguf::tensor_type_traits(type);
+  if (traits.tile_rows > 1) return 0;
   return static_cast<size_t>(cols / traits.block_elements) * traits.block_bytes;
+}
+
+size_t matrix_bytes(gguf::TensorType type, int64_t rows, int64_t cols) {
+  if (type == gguf::TensorType::kASTC6X6) return quant::astc::tile_grid(rows, cols).bytes;
+  return static_cast<size_t>(rows) * row_bytes_for(type, cols);
 }
 
 Activations::Activations(const float* x, int64_t tokens, int64_t k, ActivationScratch& scratch)
@@ -128,7 +136,7 @@ void matmul_group(Activations& x, std::initializer_list<MatmulOutput> outputs, W
   int64_t total_rows = 0;
   for (const MatmulOutput& o : outputs) {
     AFM_CHECK(o.w->cols == x.k());
-    AFM_CHECK(kernel_for(kernels, o.w->type) != nullptr);
+    AFM_CHECK(is_supported_weight_type(o.w->type));
     need_q8 |= takes_q8(o.w->type);
     need_q8_128 |= o.w->type == gguf::TensorType::kQ2_B;
     need_f16 |= o.w->type == gguf::TensorType::kF16;
@@ -149,6 +157,11 @@ void matmul_group(Activations& x, std::initializer_list<MatmulOutput> outputs, W
       const int64_t end = std::min(mine.end - base, w.rows);
       base += w.rows;
       if (begin >= end) continue;
+      if (w.type == gguf::TensorType::kASTC6X6) {
+        cpu::astc6x6_gemm(static_cast<const uint8_t*>(w.data), w.rows, w.cols, begin, end,
+                          x.f32(), n_tok, o.y, w.rows);
+        continue;
+      }
       const void* xp = w.type == gguf::TensorType::kF16 ? static_cast<const void*>(x_f16)
                                                         : static_cast<const void*>(x.f32());
       size_t x_row_bytes = k * sizeof(float);

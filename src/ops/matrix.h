@@ -14,14 +14,16 @@ struct Matrix {
   const void* data = nullptr;
   int64_t rows = 0;  // N (outputs)
   int64_t cols = 0;  // K (inputs)
-  size_t row_bytes = 0;
+  size_t row_bytes = 0;  // 0 for astc6x6, whose tiles span 6 rows (quant/astc6x6.h)
 
   bool empty() const { return data == nullptr; }
 };
 
 // Types the matmul kernels accept as weights.
 bool is_supported_weight_type(gguf::TensorType type);
-// Bytes of one row of `cols` values (cols must suit the type's block size).
+// Bytes of one row of `cols` values (cols must suit the type's block size); 0 for a tile type.
 size_t row_bytes_for(gguf::TensorType type, int64_t cols);
+// Bytes of one rows x cols matrix.
+size_t matrix_bytes(gguf::TensorType type, int64_t rows, int64_t cols);
 
 }  // namespace afm::ops

@@ -2,14 +2,26 @@
 
 #include <cstring>
 
+#include "base/error.h"
 #include "base/half.h"
 #include "quant/balanced_2bit.h"
 #include "quant/block_formats.h"
 
 namespace afm::quant {
 
+namespace {
+
+[[noreturn]] void tile_type(const char* what) {
+  throw_error(ErrorCode::kUnsupported,
+              std::string(what) + ": astc6x6 is a tile type, encoded and decoded a matrix at a time "
+                                  "(quant/astc6x6.h, quant/astc_encoder.h), not as a run of values");
+}
+
+}  // namespace
+
 size_t encoded_bytes(gguf::TensorType type, size_t n) {
   const auto traits = gguf::tensor_type_traits(type);
+  if (traits.tile_rows > 1) tile_type("encoded_bytes");
   return n / traits.block_elements * traits.block_bytes;
 }
 
@@ -33,6 +45,8 @@ void encode_values(const float* x, size_t n, gguf::TensorType type, uint8_t* out
     case gguf::TensorType::kQ2_B:
       quantize_row_q2b_search(x, reinterpret_cast<BlockQ2B*>(out), n);
       return;
+    case gguf::TensorType::kASTC6X6:
+      tile_type("encode_values");
   }
 }
 
@@ -62,6 +76,8 @@ void decode_values(const uint8_t* in, size_t n, gguf::TensorType type, float* ou
     case gguf::TensorType::kQ2_B:
       dequantize_row_q2b(reinterpret_cast<const BlockQ2B*>(in), out, n);
       return;
+    case gguf::TensorType::kASTC6X6:
+      tile_type("decode_values");
   }
 }
 
@@ -78,6 +94,7 @@ uint32_t llama_file_type(gguf::TensorType type) {
     case gguf::TensorType::kBF16:
       return 32;
     case gguf::TensorType::kQ2_B:
+    case gguf::TensorType::kASTC6X6:
       return 1024;
   }
   return 0;

@@ -12,6 +12,9 @@
 
 namespace afm::quant {
 
+// Row-block types only: astc6x6, a tile type, is refused (Error kUnsupported) by every function
+// here except llama_file_type; its matrices go through quant/astc6x6.h and astc_encoder.h.
+//
 // Encodes x (n values) as `type` into out, which must hold tensor_bytes(type, n). For block
 // types n must be a multiple of the block size (32; 128 for q2_b, whose scales the encoder
 // picks per block by least squared error: quantize_row_q2b_search).

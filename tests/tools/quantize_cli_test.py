@@ -1,7 +1,7 @@
 """`afm quantize` on the shipped model: which tensors take which type (matrices the --type,
 the embedding its own type, norms kept, --keep honoured), the JSON summary agrees with
 `afm info --json` of the output, a q8_0 model re-encoded through f32 comes back byte for byte,
-the quantized file runs (q2_b too, scoring what its decoded weights score), and bad input is a one-line error that leaves an existing output
+the quantized file runs (q2_b and astc6x6 too, scoring what their decoded weights score), and bad input is a one-line error that leaves an existing output
 untouched. AFM_BIN is set by CTest.
 """
 import hashlib
@@ -113,6 +113,34 @@ def test_two_bit_model(tmp):
     assert len(out["tokens"]) == 4, out
 
 
+def test_astc_model(tmp):
+    """astc6x6: every matrix takes one 16-byte block and one f16 offset per 6 x 6 tile, the
+    embedding keeps its type, the file runs, and the fused kernels compute what the decoded
+    weights do (the model read back as f32 through afm's decoder scores the same perplexity;
+    the float path has no activation rounding, so the match is tight). The report's
+    minimum shift is kept as an option and costs far more than the power-of-two one."""
+    astc = os.path.join(tmp, "astc.gguf")
+    s = quantize(MODEL, astc, "--type", "astc6x6", "--threads", "2")
+    types = tensor_types(astc)
+    assert set(types) == {"f32", "q8_0", "astc6x6"}, types  # the embedding stays q8_0
+    assert types["q8_0"]["count"] == 1, types
+    t = s["tensor_types"]["astc6x6"]
+    # 384- and 1024-wide matrices: 64 and 171 (padded) tiles a row, 18 bytes a tile.
+    assert 4.0 <= t["bytes"] * 8 / t["elements"] < 4.05, t
+    decoded = os.path.join(tmp, "astc-f32.gguf")
+    quantize(astc, decoded, "--type", "f32")
+    text = "/usr/share/common-licenses/GPL-3"
+    want, got = perplexity(decoded, text), perplexity(astc, text)
+    assert abs(got / want - 1) < 1e-3, (got, want)
+    base = perplexity(MODEL, text)
+    assert got < 1.5 * base, (got, base)
+    low = os.path.join(tmp, "astc-min.gguf")
+    quantize(MODEL, low, "--type", "astc6x6", "--astc-offset", "min", "--threads", "2")
+    assert perplexity(low, text) > 2 * got
+    one_line_error(run("quantize", MODEL, os.path.join(tmp, "x.gguf"), "--type", "astc6x6",
+                       "--astc-offset", "middle"), 2, "--astc-offset")
+
+
 def test_errors_leave_the_output_untouched(tmp):
     out = os.path.join(tmp, "keep.gguf")
     with open(out, "wb") as f:
@@ -135,7 +163,7 @@ def test_errors_leave_the_output_untouched(tmp):
 
 def main():
     for test in (test_types_per_tensor, test_round_trip_through_f32, test_quantized_model_runs,
-                 test_two_bit_model, test_errors_leave_the_output_untouched):
+                 test_two_bit_model, test_astc_model, test_errors_leave_the_output_untouched):
         with tempfile.TemporaryDirectory() as tmp:
             test(tmp)
         print(f"ok {test.__name__}")

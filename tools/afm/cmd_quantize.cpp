@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/error.h"
@@ -18,10 +19,19 @@ namespace {
 struct QuantizeArgs {
   std::string in, out, type, embedding_type, output_type;
   std::vector<std::string> keep;
+  std::string astc_offset = "pow2";
+  float astc_effort = 60.0f;
+  int threads = 0;
   bool json = false;
 };
 
-constexpr const char* kTypes = "f32, f16, bf16, q8_0, q4_0, q2_b";
+constexpr const char* kTypes = "f32, f16, bf16, q8_0, q4_0, q2_b, astc6x6";
+
+quant::astc::OffsetMode parse_offset(const std::string& name) {
+  if (name == "pow2") return quant::astc::OffsetMode::kPowerOfTwo;
+  if (name == "min") return quant::astc::OffsetMode::kMinimum;
+  throw_error(ErrorCode::kInvalidArgument, "--astc-offset '" + name + "' is not pow2 or min");
+}
 
 gguf::TensorType parse_type(const std::string& name, const char* option) {
   const auto type = gguf::tensor_type_from_name(name);
@@ -55,6 +65,9 @@ void run_quantize(const QuantizeArgs& a) {
   o.embedding_type = parse_optional(a.embedding_type, "--embedding-type");
   o.output_type = parse_optional(a.output_type, "--output-type");
   o.keep = a.keep;
+  o.astc.offset = parse_offset(a.astc_offset);
+  o.astc.effort = a.astc_effort;
+  o.astc.threads = a.threads > 0 ? a.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   o.progress = !a.json;
   const gguf::File in = gguf::File::open(a.in);
   const QuantizeSummary s = quantize_model(in, a.out, o);
@@ -81,13 +94,24 @@ void setup_quantize(CLI::App& root) {
   cmd->add_option("--type", a->type,
                   std::string("Type of the matrices: ") + kTypes +
                       " (q2_b: balanced 2-bit, 2.125 bits per weight, scales picked per 128-value "
-                      "block by least squared error). Norms, biases and MoE routers keep their "
-                      "type; a matrix whose rows do not split into the type's blocks (32 "
-                      "values, 128 for q2_b) becomes f16")
+                      "block by least squared error; astc6x6: 6x6 tiles as ASTC HDR blocks plus an "
+                      "f16 offset each, 4.0 bits per weight, encoded with libastcenc). Norms, "
+                      "biases and MoE routers keep their type; a matrix whose rows do not split "
+                      "into the type's blocks (32 values, 128 for q2_b) becomes f16")
       ->required();
+  cmd->add_option("--astc-offset", a->astc_offset,
+                  "astc6x6 tile shift: pow2 (min - B, B = the tile's range rounded up to a power "
+                  "of two, values in one binade; default) or min (the tile's minimum, as the "
+                  "report describes: about twice the error)")
+      ->check(CLI::IsMember({"pow2", "min"}));
+  cmd->add_option("--astc-effort", a->astc_effort,
+                  "astc6x6 encoder search effort, 0 (fastest) .. 100 (exhaustive); default 60")
+      ->check(CLI::Range(0.0f, 100.0f));
+  cmd->add_option("--threads,-t", a->threads, "astc6x6 encoder threads (default: all cores)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--embedding-type", a->embedding_type,
-                  "Type of token_embd.weight (default: --type); with tied embeddings it is also "
-                  "the output head");
+                  "Type of token_embd.weight (default: --type; under astc6x6 its own type); with "
+                  "tied embeddings it is also the output head");
   cmd->add_option("--output-type", a->output_type,
                   "Type of an untied output.weight (default: --type)");
   cmd->add_option("--keep", a->keep,

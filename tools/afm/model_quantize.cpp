@@ -8,6 +8,7 @@
 #include "gguf/writer.h"
 #include "ops/embedding.h"
 #include "ops/matrix.h"
+#include "quant/astc6x6.h"
 #include "quant/tensor_encode.h"
 
 namespace afm::cli {
@@ -21,12 +22,56 @@ bool contains_any(const std::string& name, const std::vector<std::string>& patte
 }
 
 bool fits_blocks(gguf::TensorType type, uint64_t row_length) {
-  return row_length % gguf::tensor_type_traits(type).block_elements == 0;
+  const auto traits = gguf::tensor_type_traits(type);
+  return traits.tile_rows > 1 || row_length % traits.block_elements == 0;
+}
+
+bool is_tile_type(gguf::TensorType type) { return gguf::tensor_type_traits(type).tile_rows > 1; }
+
+// One matrix of a stack (shape[2..] matrices of shape[1] x shape[0]) decoded to floats.
+std::vector<float> decode_matrix(const gguf::TensorInfo& t, int64_t index) {
+  const int64_t cols = static_cast<int64_t>(t.shape[0]), rows = static_cast<int64_t>(t.shape[1]);
+  const ops::Matrix in{t.type, static_cast<const uint8_t*>(t.data) +
+                                   index * ops::matrix_bytes(t.type, rows, cols),
+                       rows, cols, ops::row_bytes_for(t.type, cols)};
+  std::vector<float> w(static_cast<size_t>(rows * cols));
+  if (t.type == gguf::TensorType::kASTC6X6) {
+    quant::astc::decode_rows(static_cast<const uint8_t*>(in.data), rows, cols, 0, rows, w.data());
+  } else {
+    for (int64_t r = 0; r < rows; ++r) ops::dequantize_row(in, r, w.data() + r * cols);
+  }
+  return w;
+}
+
+// Every matrix of the tensor encoded as astc6x6, one after the other.
+std::vector<uint8_t> encode_astc(const gguf::TensorInfo& t, const quant::astc::EncodeOptions& o) {
+  const int64_t cols = static_cast<int64_t>(t.shape[0]), rows = static_cast<int64_t>(t.shape[1]);
+  const int64_t stack = static_cast<int64_t>(t.n_elements()) / (rows * cols);
+  const size_t bytes = quant::astc::tile_grid(rows, cols).bytes;
+  std::vector<uint8_t> out(bytes * stack);
+  for (int64_t e = 0; e < stack; ++e) {
+    const std::vector<float> w = decode_matrix(t, e);
+    quant::astc::encode_matrix(w.data(), rows, cols, o, out.data() + e * bytes);
+  }
+  return out;
 }
 
 // The tensor's values re-encoded row by row (rows of shape[0] values), so no more than one
-// row of floats is held at a time.
-std::vector<uint8_t> reencode(const gguf::TensorInfo& t, gguf::TensorType type) {
+// row of floats is held at a time (one matrix when either type is a tile type).
+std::vector<uint8_t> reencode(const gguf::TensorInfo& t, gguf::TensorType type,
+                              const quant::astc::EncodeOptions& astc) {
+  if (is_tile_type(type)) return encode_astc(t, astc);
+  if (is_tile_type(t.type)) {
+    const int64_t cols = static_cast<int64_t>(t.shape[0]), rows = static_cast<int64_t>(t.shape[1]);
+    const size_t out_row = ops::row_bytes_for(type, cols);
+    std::vector<uint8_t> out;
+    for (int64_t e = 0; e < static_cast<int64_t>(t.n_elements()) / (rows * cols); ++e) {
+      const std::vector<float> w = decode_matrix(t, e);
+      out.resize(out.size() + out_row * rows);
+      quant::encode_values(w.data(), w.size(), type, out.data() + out.size() - out_row * rows);
+    }
+    return out;
+  }
   const int64_t cols = static_cast<int64_t>(t.shape[0]);
   const int64_t rows = static_cast<int64_t>(t.n_elements()) / cols;
   const ops::Matrix in{t.type, t.data, rows, cols, ops::row_bytes_for(t.type, cols)};
@@ -44,14 +89,16 @@ void check_runnable(gguf::TensorType type, const char* option) {
   if (!ops::is_supported_weight_type(type)) {
     throw_error(ErrorCode::kInvalidArgument,
                 std::string(option) + " " + std::string(gguf::tensor_type_traits(type).name) +
-                    " is not a weight type the runtime runs (f32, f16, bf16, q8_0, q4_0, q2_b)");
+                    " is not a weight type the runtime runs (f32, f16, bf16, q8_0, q4_0, q2_b, "
+                    "astc6x6)");
   }
 }
 
 // The type the options ask for this tensor, before the block-size fallback.
 gguf::TensorType wanted_type(const gguf::TensorInfo& t, const QuantizeOptions& o) {
-  if (t.name == "token_embd.weight" && o.embedding_type) return *o.embedding_type;
-  if (t.name == "output.weight" && o.output_type) return *o.output_type;
+  const bool tiles = is_tile_type(o.type);
+  if (t.name == "token_embd.weight") return o.embedding_type.value_or(tiles ? t.type : o.type);
+  if (t.name == "output.weight") return o.output_type.value_or(tiles ? t.type : o.type);
   return o.type;
 }
 
@@ -109,8 +156,10 @@ QuantizeSummary quantize_model(const gguf::File& in, const std::string& out_path
     ++s.converted;
     if (type != wanted_type(t, o)) ++s.fallbacks;  // rows that do not split into blocks
     const gguf::TensorInfo* info = &t;
-    w.add_tensor(t.name, type, t.shape,
-                 [info, type](std::vector<uint8_t>& out) { out = reencode(*info, type); });
+    const quant::astc::EncodeOptions astc = o.astc;
+    w.add_tensor(t.name, type, t.shape, [info, type, astc](std::vector<uint8_t>& out) {
+      out = reencode(*info, type, astc);
+    });
   }
   std::unique_ptr<ProgressBar> bar;
   if (o.progress) bar = std::make_unique<ProgressBar>("quantize", w.total_tensor_bytes());

@@ -3,11 +3,14 @@
 // Which tensors change (docs/compression.md):
 //  - matrices (two or more dimensions) take `type`;
 //  - the token embedding takes `embedding_type` and an untied output head `output_type`
-//    (each defaulting to `type`);
+//    (each defaulting to `type`, except under the tile type astc6x6, where they keep their
+//    own type: a token's row would cost a whole tile row to decode);
 //  - one-dimensional tensors (norms, biases) and MoE routers (`*.ffn_gate_inp.weight`) keep
 //    their type: they are a tiny share of the bytes and the most sensitive to rounding;
 //  - a tensor whose name contains one of `keep` is copied unchanged;
-//  - a matrix whose rows do not split into the type's 32-value blocks falls back to f16.
+//  - a matrix whose rows do not split into the type's 32-value blocks falls back to f16;
+//  - astc6x6 matrices are encoded with libastcenc (quant/astc_encoder.h), each matrix of a
+//    stack on its own, `astc` giving the tile offset, effort and threads.
 // Every other byte of the file (metadata, tokenizer, template) is copied; general.file_type
 // is set to the llama.cpp number of `type`. The output is written atomically.
 //
@@ -23,6 +26,7 @@
 
 #include "gguf/reader.h"
 #include "gguf/types.h"
+#include "quant/astc_encoder.h"
 
 namespace afm::cli {
 
@@ -30,6 +34,7 @@ struct QuantizeOptions {
   gguf::TensorType type = gguf::TensorType::kQ8_0;
   std::optional<gguf::TensorType> embedding_type, output_type;
   std::vector<std::string> keep;
+  quant::astc::EncodeOptions astc;
   bool progress = true;
 };
 

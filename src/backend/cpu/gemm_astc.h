@@ -1,0 +1,16 @@
+// y = x · Wᵀ for an astc6x6 weight matrix (quant/astc6x6.h), decoding each tile as it goes:
+// the matrix is never expanded in memory.
+#pragma once
+
+#include <cstdint>
+
+namespace afm::cpu {
+
+// Output rows [row_begin, row_end) of W (rows x cols, validated) for n_tok input rows x (each
+// `cols` floats, rows `cols` apart): y[t * ldy + r]. A tile is decoded once per call and used by
+// every token; the tile offsets enter as y += offset · S, S = the sum of x over the tile's
+// columns, one product per tile and token instead of 36. Thread-safe (scratch is per thread).
+void astc6x6_gemm(const uint8_t* w, int64_t rows, int64_t cols, int64_t row_begin,
+                  int64_t row_end, const float* x, int64_t n_tok, float* y, int64_t ldy);
+
+}  // namespace afm::cpu
