@@ -17,30 +17,21 @@ namespace {
 
 // ---- bit access -------------------------------------------------------------------------
 
-// The 128 bits of a block, bit i of the block at bit (i % 64) of word i / 64.
+// The 128 bits of a block, bit i of the block at bit i of `v`.
 struct Bits128 {
-  uint64_t lo = 0, hi = 0;
+  unsigned __int128 v = 0;
 
-  // `count` (<= 32) bits starting at `pos`; positions at or past 128 read as zero.
+  // `count` (<= 32) bits starting at `pos` (< 128); positions at or past 128 read as zero.
   uint32_t get(int pos, int count) const {
-    if (count == 0 || pos >= 128) return 0;
-    uint64_t v;
-    if (pos >= 64) {
-      v = hi >> (pos - 64);
-    } else if (pos == 0) {
-      v = lo;
-    } else {
-      v = (lo >> pos) | (hi << (64 - pos));
-    }
-    return static_cast<uint32_t>(v & ((uint64_t{1} << count) - 1));
+    return static_cast<uint32_t>(v >> pos) & ((1u << count) - 1);
   }
 };
 
 Bits128 load_bits(const uint8_t* block) {
-  Bits128 b;
-  std::memcpy(&b.lo, block, 8);
-  std::memcpy(&b.hi, block + 8, 8);
-  return b;
+  uint64_t lo, hi;
+  std::memcpy(&lo, block, 8);
+  std::memcpy(&hi, block + 8, 8);
+  return Bits128{(static_cast<unsigned __int128>(hi) << 64) | lo};
 }
 
 uint64_t reverse64(uint64_t v) {
@@ -51,7 +42,10 @@ uint64_t reverse64(uint64_t v) {
 }
 
 // Weights are stored from bit 127 downwards: bit i of the reversed block is bit 127 - i.
-Bits128 reversed(const Bits128& b) { return Bits128{reverse64(b.hi), reverse64(b.lo)}; }
+Bits128 reversed(const Bits128& b) {
+  const uint64_t lo = static_cast<uint64_t>(b.v), hi = static_cast<uint64_t>(b.v >> 64);
+  return Bits128{(static_cast<unsigned __int128>(reverse64(lo)) << 64) | reverse64(hi)};
+}
 
 // ---- integer sequence encoding ------------------------------------------------------------
 
@@ -66,12 +60,13 @@ constexpr std::array<IseRange, 21> kRanges{{
 }};
 constexpr int kQuant6 = 4;  // index of the 6-level range: the fewest colour levels allowed
 
+constexpr int ise_bits_of(int count, int trits, int quints, int bits) {
+  return count * bits + (trits ? (8 * count + 4) / 5 : 0) + (quints ? (7 * count + 2) / 3 : 0);
+}
+
 int ise_bits(int count, int range) {
   const IseRange& r = kRanges[range];
-  int bits = count * r.bits;
-  if (r.trits) bits += (8 * count + 4) / 5;
-  if (r.quints) bits += (7 * count + 2) / 3;
-  return bits;
+  return ise_bits_of(count, r.trits, r.quints, r.bits);
 }
 
 uint32_t bit(uint32_t v, int i) { return (v >> i) & 1u; }
@@ -151,43 +146,94 @@ const Tables& tables() {
   return t;
 }
 
-// Decodes `count` values of `range` starting at bit `pos`. Bits of the packed trit / quint
-// words that belong to values past the end are absent, so they read as zero.
-void decode_ise(const Bits128& b, int pos, int count, int range, uint8_t* out) {
-  const IseRange& r = kRanges[range];
-  const int m = r.bits;
-  if (r.trits) {
-    static constexpr int kTBits[5] = {2, 2, 1, 2, 1};  // packed bits after each value
-    for (int g = 0; g < count; g += 5) {
-      uint32_t low[5] = {0, 0, 0, 0, 0}, t = 0;
-      int shift = 0;
-      for (int i = 0; i < 5 && g + i < count; ++i) {
-        low[i] = b.get(pos, m);
-        pos += m;
-        t |= b.get(pos, kTBits[i]) << shift;
-        pos += kTBits[i];
-        shift += kTBits[i];
-      }
-      const auto& tr = tables().trits[t];
-      for (int i = 0; i < 5 && g + i < count; ++i) out[g + i] = static_cast<uint8_t>((tr[i] << m) | low[i]);
+// The sequence's bits from `pos` on as a 64-bit chunk, with every bit at or past `end` (the
+// sequence's end) cleared: a partial last group then reads its absent packed bits as zero, as
+// the specification defines.
+uint64_t chunk(const Bits128& b, int pos, int end) {
+  const uint64_t c = static_cast<uint64_t>(b.v >> pos);
+  const int left = end - pos;
+  return left >= 64 ? c : c & ((uint64_t{1} << left) - 1);
+}
+
+// One group of 5 trit values with M low bits each, the 8 packed bits interleaved after them
+// (2, 2, 1, 2, 1): all positions are constants for a given M.
+template <int M>
+void decode_trit_group(uint64_t c, uint8_t* out, int n) {
+  constexpr uint64_t mask = (uint64_t{1} << M) - 1;
+  const uint32_t t = static_cast<uint32_t>(((c >> M) & 3) | (((c >> (2 * M + 2)) & 3) << 2) |
+                                           (((c >> (3 * M + 4)) & 1) << 4) |
+                                           (((c >> (4 * M + 5)) & 3) << 5) |
+                                           (((c >> (5 * M + 7)) & 1) << 7));
+  const uint32_t low[5] = {static_cast<uint32_t>(c & mask),
+                           static_cast<uint32_t>((c >> (M + 2)) & mask),
+                           static_cast<uint32_t>((c >> (2 * M + 4)) & mask),
+                           static_cast<uint32_t>((c >> (3 * M + 5)) & mask),
+                           static_cast<uint32_t>((c >> (4 * M + 7)) & mask)};
+  const auto& tr = tables().trits[t];
+  if (n == 5) {  // every group but the last: a fixed-length loop the compiler unrolls
+    for (int i = 0; i < 5; ++i) out[i] = static_cast<uint8_t>((tr[i] << M) | low[i]);
+  } else {
+    for (int i = 0; i < n; ++i) out[i] = static_cast<uint8_t>((tr[i] << M) | low[i]);
+  }
+}
+
+// One group of 3 quint values, packed bits 3, 2, 2.
+template <int M>
+void decode_quint_group(uint64_t c, uint8_t* out, int n) {
+  constexpr uint64_t mask = (uint64_t{1} << M) - 1;
+  const uint32_t q = static_cast<uint32_t>(((c >> M) & 7) | (((c >> (2 * M + 3)) & 3) << 3) |
+                                           (((c >> (3 * M + 5)) & 3) << 5));
+  const uint32_t low[3] = {static_cast<uint32_t>(c & mask),
+                           static_cast<uint32_t>((c >> (M + 3)) & mask),
+                           static_cast<uint32_t>((c >> (2 * M + 5)) & mask)};
+  const auto& qu = tables().quints[q];
+  if (n == 3) {
+    for (int i = 0; i < 3; ++i) out[i] = static_cast<uint8_t>((qu[i] << M) | low[i]);
+  } else {
+    for (int i = 0; i < n; ++i) out[i] = static_cast<uint8_t>((qu[i] << M) | low[i]);
+  }
+}
+
+template <int Trits, int Quints, int M>
+void decode_ise_fixed(const Bits128& b, int pos, int count, uint8_t* out) {
+  const int end = pos + ise_bits_of(count, Trits, Quints, M);
+  if constexpr (Trits) {
+    for (int g = 0; g < count; g += 5, pos += 5 * M + 8) {
+      decode_trit_group<M>(chunk(b, pos, end), out + g, std::min(5, count - g));
     }
-  } else if (r.quints) {
-    static constexpr int kQBits[3] = {3, 2, 2};
-    for (int g = 0; g < count; g += 3) {
-      uint32_t low[3] = {0, 0, 0}, q = 0;
-      int shift = 0;
-      for (int i = 0; i < 3 && g + i < count; ++i) {
-        low[i] = b.get(pos, m);
-        pos += m;
-        q |= b.get(pos, kQBits[i]) << shift;
-        pos += kQBits[i];
-        shift += kQBits[i];
-      }
-      const auto& qu = tables().quints[q];
-      for (int i = 0; i < 3 && g + i < count; ++i) out[g + i] = static_cast<uint8_t>((qu[i] << m) | low[i]);
+  } else if constexpr (Quints) {
+    for (int g = 0; g < count; g += 3, pos += 3 * M + 7) {
+      decode_quint_group<M>(chunk(b, pos, end), out + g, std::min(3, count - g));
     }
   } else {
-    for (int i = 0; i < count; ++i, pos += m) out[i] = static_cast<uint8_t>(b.get(pos, m));
+    for (int i = 0; i < count; ++i, pos += M) out[i] = static_cast<uint8_t>(b.get(pos, M));
+  }
+}
+
+// Decodes `count` values of `range` starting at bit `pos` of the block (or reversed block).
+void decode_ise(const Bits128& b, int pos, int count, int range, uint8_t* out) {
+  switch (range) {
+    case 0: return decode_ise_fixed<0, 0, 1>(b, pos, count, out);
+    case 1: return decode_ise_fixed<1, 0, 0>(b, pos, count, out);
+    case 2: return decode_ise_fixed<0, 0, 2>(b, pos, count, out);
+    case 3: return decode_ise_fixed<0, 1, 0>(b, pos, count, out);
+    case 4: return decode_ise_fixed<1, 0, 1>(b, pos, count, out);
+    case 5: return decode_ise_fixed<0, 0, 3>(b, pos, count, out);
+    case 6: return decode_ise_fixed<0, 1, 1>(b, pos, count, out);
+    case 7: return decode_ise_fixed<1, 0, 2>(b, pos, count, out);
+    case 8: return decode_ise_fixed<0, 0, 4>(b, pos, count, out);
+    case 9: return decode_ise_fixed<0, 1, 2>(b, pos, count, out);
+    case 10: return decode_ise_fixed<1, 0, 3>(b, pos, count, out);
+    case 11: return decode_ise_fixed<0, 0, 5>(b, pos, count, out);
+    case 12: return decode_ise_fixed<0, 1, 3>(b, pos, count, out);
+    case 13: return decode_ise_fixed<1, 0, 4>(b, pos, count, out);
+    case 14: return decode_ise_fixed<0, 0, 6>(b, pos, count, out);
+    case 15: return decode_ise_fixed<0, 1, 4>(b, pos, count, out);
+    case 16: return decode_ise_fixed<1, 0, 5>(b, pos, count, out);
+    case 17: return decode_ise_fixed<0, 0, 7>(b, pos, count, out);
+    case 18: return decode_ise_fixed<0, 1, 5>(b, pos, count, out);
+    case 19: return decode_ise_fixed<1, 0, 6>(b, pos, count, out);
+    default: return decode_ise_fixed<0, 0, 8>(b, pos, count, out);
   }
 }
 
@@ -271,6 +317,9 @@ struct BlockMode {
   uint8_t grid_x = 0, grid_y = 0;  // weight grid columns and rows
   uint8_t range = 0;               // weight range index (0..11)
   uint8_t weight_bits = 0;
+  // Colour range index for endpoint-mode class c (2c + 2 values) in the bits the weights
+  // leave (one partition, one plane), or -1 when even 2 levels do not fit.
+  int8_t color_range[4] = {-1, -1, -1, -1};
 };
 
 BlockMode decode_block_mode(uint32_t m) {
@@ -321,6 +370,12 @@ BlockMode decode_block_mode(uint32_t m) {
   out.grid_y = static_cast<uint8_t>(y);
   out.range = static_cast<uint8_t>(range);
   out.weight_bits = static_cast<uint8_t>(bits);
+  const int color_bits = 111 - bits;
+  for (int c = 0; c < 4; ++c) {
+    int r = 20;
+    while (r >= 0 && ise_bits(2 * c + 2, r) > color_bits) --r;
+    out.color_range[c] = static_cast<int8_t>(r);
+  }
   return out;
 }
 
@@ -615,16 +670,107 @@ uint16_t unorm16_to_f16(uint32_t p) {
 
 // ---- one block -----------------------------------------------------------------------------
 
-BlockStatus decode_void_extent(const Bits128& b, uint16_t out[kTexels]) {
+
+// Everything of a block but its texels: a constant, or endpoints and raw weight codes.
+struct ParsedBlock {
+  bool constant = false;
+  uint16_t constant_f16 = 0;
+  EndpointsR e;
+  const BlockMode* mode = nullptr;
+  uint8_t codes[64];
+};
+
+// Weight codes to 0..64 and colour codes to 0..255, per range, computed once.
+struct Unquantized {
+  std::array<std::array<uint8_t, 32>, 12> weight{};
+  std::array<std::array<uint8_t, 256>, 21> color{};
+  Unquantized() {
+    for (int r = 0; r < 12; ++r) {
+      for (uint32_t v = 0; v < levels(r); ++v) weight[r][v] = static_cast<uint8_t>(unquantize_weight(v, r));
+    }
+    for (int r = 0; r < 21; ++r) {
+      for (uint32_t v = 0; v < levels(r); ++v) color[r][v] = static_cast<uint8_t>(unquantize_color(v, r));
+    }
+  }
+  static uint32_t levels(int range) {
+    const IseRange& q = kRanges[range];
+    return (q.trits ? 3u : q.quints ? 5u : 1u) << q.bits;
+  }
+};
+const Unquantized& unquantized() {
+  static const Unquantized t;
+  return t;
+}
+
+BlockStatus parse_void_extent(const Bits128& b, ParsedBlock& p) {
   if (b.get(10, 2) != 3) return BlockStatus::kInvalid;
   const uint32_t low_s = b.get(12, 13), high_s = b.get(25, 13);
   const uint32_t low_t = b.get(38, 13), high_t = b.get(51, 13);
   const bool all_ones = low_s == 0x1FFF && high_s == 0x1FFF && low_t == 0x1FFF && high_t == 0x1FFF;
   if ((low_s >= high_s || low_t >= high_t) && !all_ones) return BlockStatus::kInvalid;
   const uint32_t r = b.get(64, 16);
-  const uint16_t v = b.get(9, 1) ? static_cast<uint16_t>(r) : unorm16_to_f16(r);
-  for (int i = 0; i < kTexels; ++i) out[i] = v;
+  p.constant = true;
+  p.constant_f16 = b.get(9, 1) ? static_cast<uint16_t>(r) : unorm16_to_f16(r);
   return BlockStatus::kOk;
+}
+
+BlockStatus parse_block(const uint8_t* block, ParsedBlock& p) {
+  const Bits128 b = load_bits(block);
+  const uint32_t mode_bits = b.get(0, 11);
+  if ((mode_bits & 0x1FF) == 0x1FC) return parse_void_extent(b, p);
+  const BlockMode& mode = block_modes()[mode_bits];
+  if (!mode.valid) return BlockStatus::kInvalid;
+  if (b.get(11, 2) != 0) return BlockStatus::kPartitioned;
+  if (mode.dual_plane) return BlockStatus::kDualPlane;
+
+  const int cem = static_cast<int>(b.get(13, 4));
+  const int range = mode.color_range[cem >> 2];
+  if (range < kQuant6) return BlockStatus::kInvalid;
+  const int n_values = 2 * ((cem >> 2) + 1);
+  uint8_t raw[8];
+  decode_ise(b, 17, n_values, range, raw);
+  uint32_t v[8];
+  for (int i = 0; i < n_values; ++i) v[i] = unquantized().color[range][raw[i]];
+  p.e = endpoints_r(cem, v);
+  p.mode = &mode;
+  decode_ise(reversed(b), 0, mode.grid_x * mode.grid_y, mode.range, p.codes);
+  return BlockStatus::kOk;
+}
+
+// One texel's f16 from its weight (0..64).
+uint16_t texel_f16(const EndpointsR& e, int w) {
+  const uint32_t c = static_cast<uint32_t>((e.e0 * (64 - w) + e.e1 * w + 32) >> 6);
+  return e.hdr ? lns_to_f16(c) : unorm16_to_f16(c);
+}
+
+// The 36 texels of a parsed block through convert (f16 bits -> T). A full 6x6 weight grid
+// (the usual case) needs no infill, so each code maps to one value: a palette per block.
+template <class T, class Convert>
+void emit_texels(const ParsedBlock& p, T* out, Convert convert) {
+  if (p.constant) {
+    const T v = convert(p.constant_f16);
+    for (int i = 0; i < kTexels; ++i) out[i] = v;
+    return;
+  }
+  const BlockMode& mode = *p.mode;
+  const auto& weights = unquantized().weight[mode.range];
+  if (mode.grid_x == kTile && mode.grid_y == kTile) {
+    T palette[32];
+    const uint32_t n = Unquantized::levels(mode.range);
+    for (uint32_t l = 0; l < n; ++l) palette[l] = convert(texel_f16(p.e, weights[l]));
+    for (int i = 0; i < kTexels; ++i) out[i] = palette[p.codes[i]];
+    return;
+  }
+  uint8_t grid[64];
+  for (int i = 0; i < mode.grid_x * mode.grid_y; ++i) grid[i] = weights[p.codes[i]];
+  const Infill& fill = infill(mode.grid_x, mode.grid_y);
+  for (int i = 0; i < kTexels; ++i) {
+    const auto& ix = fill.index[i];
+    const auto& f = fill.factor[i];
+    const int w = (grid[ix[0]] * f[0] + grid[ix[1]] * f[1] + grid[ix[2]] * f[2] +
+                   grid[ix[3]] * f[3] + 8) >> 4;
+    out[i] = convert(texel_f16(p.e, w));
+  }
 }
 
 }  // namespace
@@ -642,49 +788,16 @@ std::string_view block_status_text(BlockStatus status) {
 }
 
 BlockStatus decode_block_f16(const uint8_t block[kBlockBytes], uint16_t out[kTexels]) {
-  const Bits128 b = load_bits(block);
-  const uint32_t mode_bits = b.get(0, 11);
-  if ((mode_bits & 0x1FF) == 0x1FC) return decode_void_extent(b, out);
-  const BlockMode& mode = block_modes()[mode_bits];
-  if (!mode.valid) return BlockStatus::kInvalid;
-  if (b.get(11, 2) != 0) return BlockStatus::kPartitioned;
-  if (mode.dual_plane) return BlockStatus::kDualPlane;
-
-  const int cem = static_cast<int>(b.get(13, 4));
-  const int n_values = 2 * ((cem >> 2) + 1);
-  const int color_bits = 111 - mode.weight_bits;
-  int range = 20;
-  while (range >= 0 && ise_bits(n_values, range) > color_bits) --range;
-  if (range < kQuant6) return BlockStatus::kInvalid;
-
-  uint8_t raw[8];
-  decode_ise(b, 17, n_values, range, raw);
-  uint32_t v[8];
-  for (int i = 0; i < n_values; ++i) v[i] = unquantize_color(raw[i], range);
-  const EndpointsR e = endpoints_r(cem, v);
-
-  const int n_weights = mode.grid_x * mode.grid_y;
-  uint8_t grid[64];
-  decode_ise(reversed(b), 0, n_weights, mode.range, grid);
-  for (int i = 0; i < n_weights; ++i) grid[i] = static_cast<uint8_t>(unquantize_weight(grid[i], mode.range));
-  const Infill& fill = infill(mode.grid_x, mode.grid_y);
-  for (int i = 0; i < kTexels; ++i) {
-    const auto& ix = fill.index[i];
-    const auto& f = fill.factor[i];
-    const int w = (grid[ix[0]] * f[0] + grid[ix[1]] * f[1] + grid[ix[2]] * f[2] +
-                   grid[ix[3]] * f[3] + 8) >> 4;
-    const uint32_t c = static_cast<uint32_t>((e.e0 * (64 - w) + e.e1 * w + 32) >> 6);
-    out[i] = e.hdr ? lns_to_f16(c) : unorm16_to_f16(c);
-  }
-  return BlockStatus::kOk;
+  ParsedBlock p;
+  const BlockStatus s = parse_block(block, p);
+  if (s == BlockStatus::kOk) emit_texels(p, out, [](uint16_t h) { return h; });
+  return s;
 }
 
 BlockStatus decode_block(const uint8_t block[kBlockBytes], float out[kTexels]) {
-  uint16_t h[kTexels];
-  const BlockStatus s = decode_block_f16(block, h);
-  if (s == BlockStatus::kOk) {
-    for (int i = 0; i < kTexels; ++i) out[i] = f16_to_f32(h[i]);
-  }
+  ParsedBlock p;
+  const BlockStatus s = parse_block(block, p);
+  if (s == BlockStatus::kOk) emit_texels(p, out, f16_to_f32);
   return s;
 }
 
