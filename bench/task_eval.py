@@ -552,10 +552,12 @@ def score_tools(expected, calls):
 class Server:
     """`afm serve` with the model on a free port (--port 0); stopped with SIGTERM."""
 
-    def __init__(self, afm, model, threads=None):
+    def __init__(self, afm, model, threads=None, adapter=None):
         cmd = [afm, "serve", "-m", model, "--port", "0"]
         if threads:
             cmd += ["-t", str(threads)]
+        if adapter:  # served as model id "<base>:adapter"
+            cmd += ["--adapter", "adapter=" + adapter]
         self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, errors="replace")
         self.log, self.url = [], None
         ready = threading.Event()
@@ -679,9 +681,12 @@ def run_eval(args):
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
     model_id = os.path.basename(args.model)
     model_id = model_id[:-5] if model_id.endswith(".gguf") else model_id
+    if args.adapter:
+        model_id += ":adapter"
     started = time.time()
-    server = Server(args.afm, args.model, args.threads)
-    results = {"model": args.model, "seed": args.seed, "n": args.n, "tasks": {}}
+    server = Server(args.afm, args.model, args.threads, args.adapter)
+    results = {"model": args.model, "adapter": args.adapter, "seed": args.seed, "n": args.n,
+               "tasks": {}}
     tty = sys.stderr.isatty()
     client = openai.OpenAI(base_url=server.url + "/v1", api_key="unused", timeout=300,
                            max_retries=0)
@@ -724,6 +729,8 @@ def main(argv=None):
     p.add_argument("--model", required=True, help="GGUF model file")
     p.add_argument("--afm", default=os.environ.get("AFM_BIN", os.path.join(ROOT, "build", "afm")),
                    help="afm binary (default: $AFM_BIN, else build/afm)")
+    p.add_argument("--adapter", help="LoRA adapter GGUF to run on top of the model (afm serve "
+                   "--adapter)")
     p.add_argument("--n", type=int, default=100, help="items per task (default 100)")
     p.add_argument("--seed", type=int, default=7, help="generation seed (default 7)")
     p.add_argument("--tasks", default=",".join(TASKS), help="comma-separated subset of "

@@ -282,11 +282,11 @@ void File::parse_all(std::span<const uint8_t> bytes) {
     (void)n;  // checked_elements bounds the element count, which bounds the byte count
     const std::optional<uint64_t> bytes = tensor_data_bytes(t.type, t.shape);
     if (!bytes) {
-      r.fail("tensor '" + t.name + "': row length " + std::to_string(t.shape[0]) +
-                 " does not suit type " +
-                 std::string(traits->name) +
-                 (traits->tile_rows > 1 ? " (a tile type needs a matrix)"
-                                        : " (the row length is not a multiple of its block size)"),
+      r.fail("tensor '" + t.name + "': " +
+                 (traits->tile_rows > 1
+                      ? std::string(traits->name) + " is a tile type, so it needs a matrix"
+                      : "row length " + std::to_string(t.shape[0]) + " is not a multiple of the " +
+                            std::string(traits->name) + " block size"),
              dims_at);
     }
     t.n_bytes = *bytes;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "quant/astc6x6.h"
 #include "quant/tensor_encode.h"
 
 namespace afm::train {
@@ -189,12 +190,6 @@ std::vector<const gguf::TensorInfo*> match_tensors(const gguf::File& file,
   return matched;
 }
 
-// Dequantizes a whole tensor: block rows are whole blocks (the reader checks shape[0]), so the
-// tensor is one run of blocks.
-void dequantize(const gguf::TensorInfo& t, float* out) {
-  quant::decode_values(static_cast<const uint8_t*>(t.data), static_cast<size_t>(t.n_elements()),
-                       t.type, out);
-}
 
 void load_parameters(const gguf::File& file, LanguageModel& model) {
   const std::vector<const gguf::TensorInfo*> tensors = match_tensors(file, model);
@@ -202,7 +197,7 @@ void load_parameters(const gguf::File& file, LanguageModel& model) {
   for (size_t i = 0; i < tensors.size(); ++i) {
     const torch::Tensor& param = model.gguf_parameters()[i].tensor;
     torch::Tensor values = torch::empty(param.sizes(), torch::kFloat32);
-    dequantize(*tensors[i], values.data_ptr<float>());
+    dequantize_tensor(file, *tensors[i], values.data_ptr<float>());
     param.copy_(values);
   }
 }
@@ -219,6 +214,22 @@ std::string tokenizer_note(const gguf::File& file) {
 }
 
 }  // namespace
+
+void dequantize_tensor(const gguf::File& file, const gguf::TensorInfo& t, float* out) {
+  const auto* data = static_cast<const uint8_t*>(t.data);
+  if (t.type != gguf::TensorType::kASTC6X6) {
+    // Block rows are whole blocks (the reader checks shape[0]): the tensor is one run of them.
+    quant::decode_values(data, static_cast<size_t>(t.n_elements()), t.type, out);
+    return;
+  }
+  // A stack of matrices, each tiled on its own; every block checked before it is decoded.
+  const int64_t cols = static_cast<int64_t>(t.shape[0]), rows = static_cast<int64_t>(t.shape[1]);
+  const size_t bytes = quant::astc::tile_grid(rows, cols).bytes;
+  for (int64_t e = 0; e < static_cast<int64_t>(t.n_elements()) / (rows * cols); ++e) {
+    quant::astc::validate_matrix(data + e * bytes, rows, cols, file.path() + ": tensor " + t.name);
+    quant::astc::decode_rows(data + e * bytes, rows, cols, 0, rows, out + e * rows * cols);
+  }
+}
 
 ModelConfig read_gguf_model_config(const gguf::File& file) {
   ModelConfig c;

@@ -34,6 +34,11 @@
 
 namespace afm::train {
 
+// Every value of tensor t of `file` as float32 into out (t.n_elements() of them), whatever its
+// type: the block types through their codecs, astc6x6 matrix by matrix after checking each
+// block (Error kFormat naming the tile otherwise).
+void dequantize_tensor(const gguf::File& file, const gguf::TensorInfo& t, float* out);
+
 // The model configuration a file's metadata describes (no tensor is read).
 ModelConfig read_gguf_model_config(const std::string& path);
 ModelConfig read_gguf_model_config(const gguf::File& file);

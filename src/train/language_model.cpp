@@ -119,6 +119,16 @@ void LanguageModel::attach_lora(const LoraSpec& spec) {
   lora_spec_.targets.assign(wanted.begin(), wanted.end());
 }
 
+std::vector<std::pair<std::string, torch::Tensor>> LanguageModel::lora_targets(
+    const LoraSpec& spec) const {
+  const std::set<std::string> wanted = lora_target_kinds(spec);
+  std::vector<std::pair<std::string, torch::Tensor>> out;
+  for (const auto& [name, w] : weights_) {
+    if (wanted.count(weight_kind(name))) out.emplace_back(name, w.tensor());
+  }
+  return out;
+}
+
 std::vector<LoraPair> LanguageModel::lora_pairs() const {
   std::vector<LoraPair> pairs;
   for (const auto& [name, w] : weights_) {

@@ -77,6 +77,9 @@ class LanguageModel : public torch::nn::Module {
   bool has_lora() const { return !lora_params_.empty(); }
   const LoraSpec& lora_spec() const { return lora_spec_; }
   std::vector<LoraPair> lora_pairs() const;
+  // The weights attach_lora(spec) would adapt, by GGUF name, without attaching anything (the
+  // same errors for unknown kinds).
+  std::vector<std::pair<std::string, torch::Tensor>> lora_targets(const LoraSpec& spec) const;
   // Folds every branch into its weight (W += s B A) and removes the branches.
   void merge_lora();
   // false: forward() computes the base model alone (the branches stay, untouched).

@@ -7,6 +7,7 @@
 #include "train/gguf_import.h"
 #ifdef AFM_TRAIN_WITH_RUNTIME
 #include "train/lora_export.h"
+#include "train/svd_split.h"
 #endif
 #include "train/sft_data.h"
 #include "train/training_loop.h"
@@ -60,6 +61,9 @@ SftResult run_sft(const SftOptions& o) {
                               if (o.lora) {
                                 torch::manual_seed(o.seed);
                                 model->attach_lora(*o.lora);
+                                if (!o.lora_init_from_svd.empty()) {
+                                  init_lora_from_principal_parts(*model, o.lora_init_from_svd);
+                                }
                               }
                               if (o.qat) model->attach_qat(*o.qat);
                               return model;

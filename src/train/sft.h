@@ -37,6 +37,10 @@ struct SftOptions {
   gguf::TensorType export_type = gguf::TensorType::kF32;
   RunOptions run;
   std::optional<LoraSpec> lora;  // adapter training
+  // Adapter training: start every branch from the principal part (svd_split.h) of the same
+  // tensor in this GGUF, the uncompressed model whose SVD residual `base` holds: recovery
+  // training after `afm-train svd-split` and `afm quantize --type astc6x6`.
+  std::string lora_init_from_svd;
   bool merged = false;           // adapter training: also write the merged model
   gguf::TensorType adapter_type = gguf::TensorType::kF32;  // f32 or f16
   // Quantization-aware training (`afm-train sft --qat`): the model trains through fake

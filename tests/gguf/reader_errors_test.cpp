@@ -213,6 +213,10 @@ TEST(GgufReaderErrors, BadTensorInfos) {
   expect_format_error(with_tensor("t", {0}, 0, 0, 64), "zero dimension");
   expect_format_error(with_tensor("t", {1, 1, 1, 1, 1}, 0, 0, 64), "5 dimensions");
   expect_format_error(with_tensor("t", {30}, 8, 0, 64), "not a multiple of the q8_0 block size");
+  // astc6x6 (129) is a tile type: a vector has no tiles; a 7 x 13 matrix is 2 x 3 tiles of 18
+  // bytes, 108 bytes, so 64 bytes of data are a truncated file.
+  expect_format_error(with_tensor("t", {36}, 129, 0, 64), "astc6x6 is a tile type");
+  expect_format_error(with_tensor("t", {13, 7}, 129, 0, 64), "file truncated");
   expect_format_error(with_tensor("t", {8}, 0, 16, 64), "not aligned");
   expect_format_error(with_tensor("t", {8}, 0, 64, 64), "32 bytes past the end of the file");
   expect_format_error(with_tensor("t", {100}, 0, 0, 64), "file truncated");

@@ -2,39 +2,58 @@
 
 #include <cmath>
 #include <cstring>
+#include <thread>
 
 #include "base/error.h"
 #include "gguf/writer.h"
 #include "model/lora_writer.h"
 #include "model/weights.h"
 #include "ops/embedding.h"
+#include "quant/astc_encoder.h"
 #include "quant/tensor_encode.h"
 
 namespace afm::cli {
 namespace {
 
-// The merged bytes of base tensor t: every row o of slice e gains s · B[o] · A.
+// row (in values) += scale · b (rank) · a (rank x in).
+void add_update(float* row, const float* b, const std::vector<float>& a, int64_t rank, int64_t in,
+                float scale) {
+  for (int64_t i = 0; i < in; ++i) {
+    double acc = 0;
+    for (int64_t r = 0; r < rank; ++r) acc += double{b[r]} * a[r * in + i];
+    row[i] += static_cast<float>(scale * acc);
+  }
+}
+
+// The merged bytes of base tensor t: every row o of slice e gains s · B[o] · A. A tile type
+// (astc6x6) is decoded a matrix at a time and encoded again with the default encoder settings.
 std::vector<uint8_t> merged_tensor(const gguf::TensorInfo& t, const model::LoraPair& p,
                                    float scale) {
   const int64_t in = p.in, out = p.out, rank = p.rank;
+  const bool tiles = gguf::tensor_type_traits(t.type).tile_rows > 1;
   const size_t row_bytes = ops::row_bytes_for(t.type, in);
-  const ops::Matrix w{t.type, t.data, p.n_stack * out, in, row_bytes};
-  std::vector<float> a(rank * in), b(rank), row(in);
+  const size_t matrix_bytes = ops::matrix_bytes(t.type, out, in);
+  std::vector<float> a(rank * in), b(rank), w(out * in);
   std::vector<uint8_t> bytes(t.n_bytes);
   for (int64_t e = 0; e < p.n_stack; ++e) {
     const ops::Matrix ae = model::expert(p.a, e, rank), be = model::expert(p.b, e, out);
+    const ops::Matrix we{t.type, static_cast<const uint8_t*>(t.data) + e * matrix_bytes, out, in,
+                         row_bytes};
     for (int64_t r = 0; r < rank; ++r) ops::dequantize_row(ae, r, a.data() + r * in);
     for (int64_t o = 0; o < out; ++o) {
-      const int64_t global_row = e * out + o;
-      ops::dequantize_row(w, global_row, row.data());
+      float* row = w.data() + o * in;
+      ops::dequantize_row(we, o, row);
       ops::dequantize_row(be, o, b.data());
-      for (int64_t i = 0; i < in; ++i) {
-        double acc = 0;
-        for (int64_t r = 0; r < rank; ++r) acc += double{b[r]} * a[r * in + i];
-        row[i] += static_cast<float>(scale * acc);
+      add_update(row, b.data(), a, rank, in, scale);
+      if (!tiles) {
+        quant::encode_values(row, static_cast<size_t>(in), t.type,
+                             bytes.data() + e * matrix_bytes + o * row_bytes);
       }
-      quant::encode_values(row.data(), static_cast<size_t>(in), t.type,
-                           bytes.data() + global_row * row_bytes);
+    }
+    if (tiles) {
+      quant::astc::EncodeOptions options;
+      options.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      quant::astc::encode_matrix(w.data(), out, in, options, bytes.data() + e * matrix_bytes);
     }
   }
   return bytes;

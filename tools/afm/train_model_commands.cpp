@@ -159,6 +159,9 @@ void setup_train_pretrain(CLI::App& train) {
   add_trainer_passthrough(train, "reward",
                           "Train a reward model on preference pairs (runs afm-train reward; see "
                           "its --help)");
+  add_trainer_passthrough(train, "svd-split",
+                          "Move each matrix's top singular directions out of a model before ASTC "
+                          "compression (runs afm-train svd-split; see its --help)");
   add_trainer_passthrough(train, "rloo-updater",
                           "The policy updater of an asynchronous RLOO run (runs afm-train "
                           "rloo-updater; see its --help)");

@@ -15,6 +15,7 @@
 
 #include "base/error.h"
 #include "draft_command.h"
+#include "svd_command.h"
 #include "gguf/types.h"
 #include "launcher.h"
 #include "train/checkpoint.h"
@@ -155,8 +156,10 @@ void add_finetune_options(CLI::App* cmd, SftArgs& a) {
       ->required();
   cmd->add_option("--seq-len", o.seq_len, "Positions per packed row")
       ->capture_default_str()->check(CLI::Range(int64_t{2}, int64_t{1} << 20));
-  cmd->add_option("--steps", o.optim.steps, "Optimiser steps")
-      ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  cmd->add_option("--steps", o.optim.steps,
+                  "Optimiser steps (0: evaluate and write the starting point, e.g. an "
+                  "--svd-init adapter before recovery training)")
+      ->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   cmd->add_option("--batch-size", o.optim.batch_size, "Packed rows per micro-batch")
       ->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   cmd->add_option("--grad-accum", o.optim.grad_accum, "Micro-batches per step")
@@ -214,17 +217,6 @@ struct AdapterArgs {
   std::string targets, adapter_type = "f32";
 };
 
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    const size_t end = std::min(s.find(',', start), s.size());
-    if (end > start) out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 void add_adapter(CLI::App& app, AdapterArgs& a) {
   CLI::App* cmd = app.add_subcommand(
       "adapter", "Train a LoRA adapter on a frozen GGUF base with conversations rendered by "
@@ -245,6 +237,11 @@ void add_adapter(CLI::App& app, AdapterArgs& a) {
                   "attention and feed-forward projection)");
   cmd->add_option("--adapter-type", a.adapter_type, "Type of A and B in the file: f32 or f16")
       ->capture_default_str()->check(CLI::IsMember({"f32", "f16"}));
+  cmd->add_option("--svd-init", o.lora_init_from_svd,
+                  "Start each branch from the top singular directions (rank --rank) of the same "
+                  "tensor in this GGUF, the uncompressed model whose `afm-train svd-split` "
+                  "residual --base holds (quality recovery after ASTC, docs/compression.md)")
+      ->check(CLI::ExistingFile);
   cmd->add_flag("--merged", o.merged, "Also write <out>/model.gguf with the adapter folded in");
   cmd->add_option("--type", a.sft.type, "Tensor type of the merged model (--merged)")
       ->capture_default_str();
@@ -288,6 +285,7 @@ int main(int argc, char** argv) {
   AdapterArgs adapter;
   add_adapter(app, adapter);
   add_draft_command(app);
+  add_svd_split_command(app);
   int rloo_status = 0;
 #ifdef AFM_TRAIN_WITH_RL
   add_rloo_commands(app, argc, argv, rloo_status);

@@ -1,11 +1,23 @@
 #include "train_options.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 
 #include "train/cpu_setup.h"
 
 namespace afm::train {
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t end = std::min(s.find(',', start), s.size());
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
 
 void add_run_options(CLI::App* cmd, RunOptions& run) {
   cmd->add_option("--device", run.device, "cpu, cuda or cuda:N")->capture_default_str();
