@@ -14,35 +14,43 @@ namespace {
 namespace astc = quant::astc;
 constexpr int kTile = astc::kTile;
 
-// Per-thread scratch: the input padded to whole tiles, its per-tile column sums, accumulators.
+// Per-thread scratch, every array with the tokens innermost so the products vectorise over
+// them: x[tc][i][t] (the input padded to whole tiles with zeros), sums[tc][t] (the input summed
+// over tile column tc), acc[y][t] (the six rows of the current tile row).
 struct Scratch {
   std::vector<float> x, sums, acc;
 };
 
-// x copied into rows of tile_cols * 6 floats, zero past `cols`, and S[t][tc] = the sum of
-// token t's inputs over tile column tc.
 void pad_input(const float* x, int64_t n_tok, int64_t cols, int64_t tile_cols, Scratch& s) {
-  const int64_t width = tile_cols * kTile;
-  s.x.assign(static_cast<size_t>(n_tok * width), 0.0f);
-  s.sums.resize(static_cast<size_t>(n_tok * tile_cols));
+  s.x.assign(static_cast<size_t>(tile_cols * kTile * n_tok), 0.0f);
+  s.sums.assign(static_cast<size_t>(tile_cols * n_tok), 0.0f);
   for (int64_t t = 0; t < n_tok; ++t) {
-    std::memcpy(&s.x[t * width], x + t * cols, static_cast<size_t>(cols) * sizeof(float));
-    for (int64_t tc = 0; tc < tile_cols; ++tc) {
-      float sum = 0.0f;
-      for (int i = 0; i < kTile; ++i) sum += s.x[t * width + tc * kTile + i];
-      s.sums[t * tile_cols + tc] = sum;
+    for (int64_t c = 0; c < cols; ++c) {
+      const float v = x[t * cols + c];
+      s.x[c * n_tok + t] = v;  // (tile c / 6, column c % 6) is row c of the padded layout
+      s.sums[(c / kTile) * n_tok + t] += v;
     }
   }
 }
 
-// acc[t][y] += sum_x tile[y][x] * xs_t[x] for the 6 rows of one tile, every token.
-void tile_product(const float* tile, const float* x, int64_t width, int64_t n_tok, float* acc) {
-  for (int64_t t = 0; t < n_tok; ++t) {
-    const float* xs = x + t * width;
-    float* a = acc + t * kTile;
-    for (int y = 0; y < kTile; ++y) {
-      const float* w = tile + y * kTile;
-      a[y] += w[0] * xs[0] + w[1] * xs[1] + w[2] * xs[2] + w[3] * xs[3] + w[4] * xs[4] + w[5] * xs[5];
+// One CPU-specific copy per instruction set where the compiler supports it (chosen at load).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define AFM_ASTC_CLONES __attribute__((target_clones("default", "arch=haswell", "arch=skylake-avx512")))
+#else
+#define AFM_ASTC_CLONES
+#endif
+
+// acc[y][t] += sum_i tile[y][i] * x[i][t] + offset * sums[t] for the 6 rows of one tile.
+AFM_ASTC_CLONES
+void tile_product(const float* tile, float offset, const float* x, const float* sums,
+                  int64_t n_tok, float* acc) {
+  for (int y = 0; y < kTile; ++y) {
+    float* a = acc + y * n_tok;
+    for (int64_t t = 0; t < n_tok; ++t) a[t] += offset * sums[t];
+    for (int i = 0; i < kTile; ++i) {
+      const float w = tile[y * kTile + i];
+      const float* xi = x + i * n_tok;
+      for (int64_t t = 0; t < n_tok; ++t) a[t] += w * xi[t];
     }
   }
 }
@@ -54,9 +62,8 @@ void astc6x6_gemm(const uint8_t* w, int64_t rows, int64_t cols, int64_t row_begi
   if (row_begin >= row_end || n_tok == 0) return;
   thread_local Scratch s;
   const astc::TileGrid g = astc::tile_grid(rows, cols);
-  const int64_t width = g.tile_cols * kTile;
   pad_input(x, n_tok, cols, g.tile_cols, s);
-  s.acc.resize(static_cast<size_t>(n_tok * kTile));
+  s.acc.resize(static_cast<size_t>(kTile * n_tok));
   const auto* offsets = reinterpret_cast<const uint16_t*>(w + g.offsets_at);
   float tile[astc::kTexels];
   for (int64_t tr = row_begin / kTile; tr * kTile < row_end; ++tr) {
@@ -64,17 +71,13 @@ void astc6x6_gemm(const uint8_t* w, int64_t rows, int64_t cols, int64_t row_begi
     const uint8_t* blocks = w + tr * g.tile_cols * astc::kBlockBytes;
     for (int64_t tc = 0; tc < g.tile_cols; ++tc) {
       AFM_CHECK(astc::decode_block(blocks + tc * astc::kBlockBytes, tile) == astc::BlockStatus::kOk);
-      const float offset = f16_to_f32(offsets[tr * g.tile_cols + tc]);
-      tile_product(tile, s.x.data() + tc * kTile, width, n_tok, s.acc.data());
-      // The offset adds offset * S to all six rows of the tile.
-      for (int64_t t = 0; t < n_tok; ++t) {
-        const float o = offset * s.sums[t * g.tile_cols + tc];
-        for (int r = 0; r < kTile; ++r) s.acc[t * kTile + r] += o;
-      }
+      tile_product(tile, f16_to_f32(offsets[tr * g.tile_cols + tc]),
+                   s.x.data() + tc * kTile * n_tok, s.sums.data() + tc * n_tok, n_tok,
+                   s.acc.data());
     }
     const int64_t first = std::max(row_begin, tr * kTile), last = std::min(row_end, tr * kTile + kTile);
     for (int64_t t = 0; t < n_tok; ++t) {
-      for (int64_t r = first; r < last; ++r) y[t * ldy + r] = s.acc[t * kTile + (r - tr * kTile)];
+      for (int64_t r = first; r < last; ++r) y[t * ldy + r] = s.acc[(r - tr * kTile) * n_tok + t];
     }
   }
 }
