@@ -108,7 +108,7 @@ class MixedRows : public BatchSource {
 std::unique_ptr<BatchSource> open_draft_data(const DraftDataOptions& o) {
   if (o.shards.empty() && o.sft.empty())
     throw_error(ErrorCode::kInvalidArgument,
-                "a draft needs training text: --shards DIR (afm data shards) and/or --data "
+                "training needs text: --shards DIR (afm data shards) and/or --data "
                 "DIR|F.jsonl (conversations, afm data sft)");
   if (o.sft.empty()) return std::make_unique<ShardWindows>(o, o.batch_size);
   if (o.shards.empty()) return std::make_unique<SftRows>(o, o.batch_size);

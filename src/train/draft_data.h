@@ -1,4 +1,5 @@
-// Distillation batches for a draft model (draft.h): text windows from packed token shards
+// Training batches for a draft model (draft.h) and for fine-tuning and adapters (sft.h): text
+// windows from packed token shards
 // (`afm data shards`), conversations rendered by `afm data sft` (packed as SFT packs them), or
 // both in every micro-batch.
 //

@@ -7,9 +7,9 @@
 #include "train/gguf_import.h"
 #ifdef AFM_TRAIN_WITH_RUNTIME
 #include "train/lora_export.h"
-#include "train/svd_split.h"
 #endif
-#include "train/sft_data.h"
+#include "train/draft_data.h"
+#include "train/svd_split.h"
 #include "train/training_loop.h"
 
 namespace afm::train {
@@ -49,8 +49,17 @@ SftResult run_sft(const SftOptions& o) {
                 "--seq-len " + std::to_string(o.seq_len) + " is longer than the model's context (" +
                     std::to_string(model_config.context_length) + " tokens, minus one)");
   }
-  const SftData data = open_sft_data(o.data, model_config.vocab_size);
-  const SftBatches batches(data, o.optim.batch_size, o.seq_len, o.seed, o.eval_batches);
+  // Conversations, pretraining token shards, or both in every micro-batch (draft_data.h).
+  DraftDataOptions d;
+  d.shards = o.shards;
+  d.sft = o.data;
+  d.sft_share = o.sft_share;
+  d.batch_size = o.optim.batch_size;
+  d.seq_len = o.seq_len;
+  d.eval_batches = o.eval_batches;
+  d.seed = o.seed;
+  d.vocab_size = model_config.vocab_size;
+  const std::unique_ptr<BatchSource> batches = open_draft_data(d);
   const TrainConfig config = loop_config(o, model_config);
 
   std::shared_ptr<LanguageModel> model;
@@ -68,7 +77,7 @@ SftResult run_sft(const SftOptions& o) {
                               if (o.qat) model->attach_qat(*o.qat);
                               return model;
                             },
-                            batches);
+                            *batches);
   const std::filesystem::path dir(o.out_dir);
   if (o.lora) {
 #ifdef AFM_TRAIN_WITH_RUNTIME

@@ -28,7 +28,12 @@ namespace afm::train {
 
 struct SftOptions {
   std::string base;        // GGUF model to start from
-  std::string data;        // folder written by `afm data sft`
+  std::string data;        // folder written by `afm data sft`; may be empty with `shards`
+  // Folder of `afm data shards` (pretraining text): with `data` too, each micro-batch takes
+  // round(batch x sft_share) conversation rows and the rest text windows (draft_data.h) --
+  // the base's own data recipe, as the report trains its quality-recovery adapters.
+  std::string shards;
+  double sft_share = 0.5;
   std::string out_dir;     // run folder: checkpoints, log.jsonl, model.gguf
   int64_t seq_len = 512;   // positions per packed row (at most the model's context)
   OptimConfig optim;       // defaults set by the CLI for fine-tuning

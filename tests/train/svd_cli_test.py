@@ -3,12 +3,15 @@ svd-split` moves each matrix's top singular directions out; an adapter started f
 `afm-train adapter --svd-init` (0 steps) on the f32 residual gives back the original model's
 perplexity; on the residual compressed with `afm quantize --type astc6x6` it scores better than
 ASTC of the whole model; and recovery training from that start runs and writes an adapter the
-engine loads. CPU, a few steps."""
+engine loads (trained on token shards and conversations mixed). CPU, a few steps."""
 import json
 import os
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from qat_cli_test import write_shards  # noqa: E402  (token shards in the documented format)
 
 BUILD = os.environ.get("AFM_BUILD_DIR", "build")
 AFM = os.path.join(BUILD, "afm")
@@ -39,12 +42,12 @@ def write_conversations(path, n):
                 {"role": "assistant", "content": f"{a} + {b} = {a + b}."}]}) + "\n")
 
 
-def adapter(tmp, base, name, steps, data):
+def adapter(tmp, base, name, steps, data, *more):
     out = os.path.join(tmp, name)
     run([AFM, "train", "adapter", "--base", base, "--svd-init", BASE, "--rank", "8", "--data", data,
          "--out", out, "--steps", str(steps), "--seq-len", "128", "--batch-size", "2",
          "--warmup", "1", "--lr", "1e-4", "--eval-every", "0", "--val-fraction", "0.05", "-t", "2",
-         "--cpu-bf16", "off"])
+         "--cpu-bf16", "off", *more])
     return os.path.join(out, "adapter.gguf")
 
 
@@ -68,7 +71,13 @@ def test_split_compress_recover(tmp):
     with_svd, astc_only = perplexity(compressed, "--adapter", start), perplexity(whole)
     assert original < with_svd < astc_only, (original, with_svd, astc_only)
 
-    recovered = adapter(tmp, compressed, "recovered", 2, data)
+    # Recovery on the base's recipe: pretraining text and conversations in every micro-batch.
+    shards = os.path.join(tmp, "shards")
+    write_shards(shards, 20000)
+    recovered = adapter(tmp, compressed, "recovered", 2, data, "--shards", shards)
+    with open(os.path.join(tmp, "recovered", "log.jsonl")) as f:
+        start = json.loads(f.readline())
+    assert start["train_tokens"] == 20000 and start["train_conversations"] > 0, start
     gen = run([AFM, "generate", "-m", compressed, "--adapter", recovered, "-p",
                "What is 12 plus 30?", "-n", "4", "--ignore-eos", "-t", "1", "--json"])
     assert len(json.loads(gen)["tokens"]) == 4

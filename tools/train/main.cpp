@@ -150,8 +150,15 @@ struct SftArgs {
 void add_finetune_options(CLI::App* cmd, SftArgs& a) {
   SftOptions& o = a.o;
   cmd->add_option("--base", o.base, "GGUF model to start from")->required();
-  cmd->add_option("--data", o.data, "Folder written by `afm data sft` (train.sft, val.sft)")
-      ->required();
+  cmd->add_option("--data", o.data,
+                  "Folder written by `afm data sft` (train.sft, val.sft); --data and/or --shards");
+  cmd->add_option("--shards", o.shards,
+                  "Folder of `afm data shards` (pretraining text, the base's tokenizer): alone, "
+                  "or mixed into every micro-batch with --data")
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--sft-share", o.sft_share,
+                  "With --shards and --data: share of each micro-batch's rows from conversations")
+      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--out", o.out_dir, "Run folder (checkpoints, log.jsonl, the exported files)")
       ->required();
   cmd->add_option("--seq-len", o.seq_len, "Positions per packed row")
