@@ -55,6 +55,15 @@ void tile_product(const float* tile, float offset, const float* x, const float* 
   }
 }
 
+// The same for one token: acc[y] += sum_i tile[y][i] * x[i] + offset * sum.
+void tile_vector_product(const float* tile, float offset, const float* x, float sum, float* acc) {
+  for (int y = 0; y < kTile; ++y) {
+    const float* w = tile + y * kTile;
+    acc[y] += w[0] * x[0] + w[1] * x[1] + w[2] * x[2] + w[3] * x[3] + w[4] * x[4] + w[5] * x[5] +
+              offset * sum;
+  }
+}
+
 }  // namespace
 
 void astc6x6_gemm(const uint8_t* w, int64_t rows, int64_t cols, int64_t row_begin,
@@ -71,9 +80,13 @@ void astc6x6_gemm(const uint8_t* w, int64_t rows, int64_t cols, int64_t row_begi
     const uint8_t* blocks = w + tr * g.tile_cols * astc::kBlockBytes;
     for (int64_t tc = 0; tc < g.tile_cols; ++tc) {
       AFM_CHECK(astc::decode_block(blocks + tc * astc::kBlockBytes, tile) == astc::BlockStatus::kOk);
-      tile_product(tile, f16_to_f32(offsets[tr * g.tile_cols + tc]),
-                   s.x.data() + tc * kTile * n_tok, s.sums.data() + tc * n_tok, n_tok,
-                   s.acc.data());
+      const float offset = f16_to_f32(offsets[tr * g.tile_cols + tc]);
+      const float* xs = s.x.data() + tc * kTile * n_tok;
+      if (n_tok == 1) {  // decode: one straight 6 x 6 product, no loop over tokens
+        tile_vector_product(tile, offset, xs, s.sums[tc], s.acc.data());
+      } else {
+        tile_product(tile, offset, xs, s.sums.data() + tc * n_tok, n_tok, s.acc.data());
+      }
     }
     const int64_t first = std::max(row_begin, tr * kTile), last = std::min(row_end, tr * kTile + kTile);
     for (int64_t t = 0; t < n_tok; ++t) {
