@@ -6,7 +6,6 @@
 #include "backend/cpu/gemm_astc.h"
 #include "backend/cpu/vec.h"
 #include "gguf/types.h"
-#include "quant/astc6x6.h"
 
 namespace afm::ops {
 namespace {
@@ -56,8 +55,9 @@ size_t row_bytes_for(gguf::TensorType type, int64_t cols) {
 }
 
 size_t matrix_bytes(gguf::TensorType type, int64_t rows, int64_t cols) {
-  if (type == gguf::TensorType::kASTC6X6) return quant::astc::tile_grid(rows, cols).bytes;
-  return static_cast<size_t>(rows) * row_bytes_for(type, cols);
+  const auto bytes = gguf::tensor_data_bytes(type, {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)});
+  AFM_CHECK(bytes.has_value());
+  return static_cast<size_t>(*bytes);
 }
 
 Activations::Activations(const float* x, int64_t tokens, int64_t k, ActivationScratch& scratch)

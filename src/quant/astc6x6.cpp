@@ -279,6 +279,12 @@ void validate_matrix(const uint8_t* data, int64_t rows, int64_t cols, const std:
   }
 }
 
+void decode_matrix(const uint8_t* data, int64_t rows, int64_t cols, const std::string& what,
+                   float* out) {
+  validate_matrix(data, rows, cols, what);
+  decode_rows(data, rows, cols, 0, rows, out);
+}
+
 void decode_rows(const uint8_t* data, int64_t rows, int64_t cols, int64_t row_begin,
                  int64_t row_end, float* out) {
   const TileGrid g = tile_grid(rows, cols);

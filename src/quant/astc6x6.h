@@ -52,6 +52,11 @@ TileGrid tile_grid(int64_t rows, int64_t cols);
 // matrix that decode_block refuses, or an offset that is not a finite number.
 void validate_matrix(const uint8_t* data, int64_t rows, int64_t cols, const std::string& what);
 
+// validate_matrix, then every row of the matrix into out (rows x cols floats): for readers of
+// files that have not been checked yet (the trainer's import, afm quantize, adapter merging).
+void decode_matrix(const uint8_t* data, int64_t rows, int64_t cols, const std::string& what,
+                   float* out);
+
 // Decodes rows [row_begin, row_end) of a validated matrix into out, (row_end - row_begin) x
 // cols floats, rows `cols` apart.
 void decode_rows(const uint8_t* data, int64_t rows, int64_t cols, int64_t row_begin,

@@ -222,12 +222,12 @@ void dequantize_tensor(const gguf::File& file, const gguf::TensorInfo& t, float*
     quant::decode_values(data, static_cast<size_t>(t.n_elements()), t.type, out);
     return;
   }
-  // A stack of matrices, each tiled on its own; every block checked before it is decoded.
+  // A stack of matrices, each tiled on its own and checked before it is decoded.
   const int64_t cols = static_cast<int64_t>(t.shape[0]), rows = static_cast<int64_t>(t.shape[1]);
   const size_t bytes = quant::astc::tile_grid(rows, cols).bytes;
   for (int64_t e = 0; e < static_cast<int64_t>(t.n_elements()) / (rows * cols); ++e) {
-    quant::astc::validate_matrix(data + e * bytes, rows, cols, file.path() + ": tensor " + t.name);
-    quant::astc::decode_rows(data + e * bytes, rows, cols, 0, rows, out + e * rows * cols);
+    quant::astc::decode_matrix(data + e * bytes, rows, cols, file.path() + ": tensor " + t.name,
+                               out + e * rows * cols);
   }
 }
 

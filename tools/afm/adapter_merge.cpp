@@ -9,6 +9,7 @@
 #include "model/lora_writer.h"
 #include "model/weights.h"
 #include "ops/embedding.h"
+#include "quant/astc6x6.h"
 #include "quant/astc_encoder.h"
 #include "quant/tensor_encode.h"
 
@@ -40,9 +41,13 @@ std::vector<uint8_t> merged_tensor(const gguf::TensorInfo& t, const model::LoraP
     const ops::Matrix we{t.type, static_cast<const uint8_t*>(t.data) + e * matrix_bytes, out, in,
                          row_bytes};
     for (int64_t r = 0; r < rank; ++r) ops::dequantize_row(ae, r, a.data() + r * in);
+    if (tiles) {  // one checked decode of the whole matrix, not a tile row per row
+      quant::astc::decode_matrix(static_cast<const uint8_t*>(we.data), out, in, "tensor " + t.name,
+                                 w.data());
+    }
     for (int64_t o = 0; o < out; ++o) {
       float* row = w.data() + o * in;
-      ops::dequantize_row(we, o, row);
+      if (!tiles) ops::dequantize_row(we, o, row);
       ops::dequantize_row(be, o, b.data());
       add_update(row, b.data(), a, rank, in, scale);
       if (!tiles) {

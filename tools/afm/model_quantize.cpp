@@ -31,27 +31,31 @@ bool is_tile_type(gguf::TensorType type) { return gguf::tensor_type_traits(type)
 // One matrix of a stack (shape[2..] matrices of shape[1] x shape[0]) decoded to floats.
 std::vector<float> decode_matrix(const gguf::TensorInfo& t, int64_t index) {
   const int64_t cols = static_cast<int64_t>(t.shape[0]), rows = static_cast<int64_t>(t.shape[1]);
-  const ops::Matrix in{t.type, static_cast<const uint8_t*>(t.data) +
-                                   index * ops::matrix_bytes(t.type, rows, cols),
-                       rows, cols, ops::row_bytes_for(t.type, cols)};
+  const auto* data = static_cast<const uint8_t*>(t.data) + index * ops::matrix_bytes(t.type, rows, cols);
   std::vector<float> w(static_cast<size_t>(rows * cols));
-  if (t.type == gguf::TensorType::kASTC6X6) {
-    quant::astc::decode_rows(static_cast<const uint8_t*>(in.data), rows, cols, 0, rows, w.data());
+  if (is_tile_type(t.type)) {
+    quant::astc::decode_matrix(data, rows, cols, "tensor " + t.name, w.data());
   } else {
+    const ops::Matrix in{t.type, data, rows, cols, ops::row_bytes_for(t.type, cols)};
     for (int64_t r = 0; r < rows; ++r) ops::dequantize_row(in, r, w.data() + r * cols);
   }
   return w;
 }
 
-// Every matrix of the tensor encoded as astc6x6, one after the other.
-std::vector<uint8_t> encode_astc(const gguf::TensorInfo& t, const quant::astc::EncodeOptions& o) {
+// The tensor re-encoded a matrix at a time: the path when either type is a tile type.
+std::vector<uint8_t> reencode_by_matrix(const gguf::TensorInfo& t, gguf::TensorType type,
+                                        const quant::astc::EncodeOptions& astc) {
   const int64_t cols = static_cast<int64_t>(t.shape[0]), rows = static_cast<int64_t>(t.shape[1]);
   const int64_t stack = static_cast<int64_t>(t.n_elements()) / (rows * cols);
-  const size_t bytes = quant::astc::tile_grid(rows, cols).bytes;
+  const size_t bytes = ops::matrix_bytes(type, rows, cols);
   std::vector<uint8_t> out(bytes * stack);
   for (int64_t e = 0; e < stack; ++e) {
     const std::vector<float> w = decode_matrix(t, e);
-    quant::astc::encode_matrix(w.data(), rows, cols, o, out.data() + e * bytes);
+    if (is_tile_type(type)) {
+      quant::astc::encode_matrix(w.data(), rows, cols, astc, out.data() + e * bytes);
+    } else {
+      quant::encode_values(w.data(), w.size(), type, out.data() + e * bytes);
+    }
   }
   return out;
 }
@@ -60,18 +64,7 @@ std::vector<uint8_t> encode_astc(const gguf::TensorInfo& t, const quant::astc::E
 // row of floats is held at a time (one matrix when either type is a tile type).
 std::vector<uint8_t> reencode(const gguf::TensorInfo& t, gguf::TensorType type,
                               const quant::astc::EncodeOptions& astc) {
-  if (is_tile_type(type)) return encode_astc(t, astc);
-  if (is_tile_type(t.type)) {
-    const int64_t cols = static_cast<int64_t>(t.shape[0]), rows = static_cast<int64_t>(t.shape[1]);
-    const size_t out_row = ops::row_bytes_for(type, cols);
-    std::vector<uint8_t> out;
-    for (int64_t e = 0; e < static_cast<int64_t>(t.n_elements()) / (rows * cols); ++e) {
-      const std::vector<float> w = decode_matrix(t, e);
-      out.resize(out.size() + out_row * rows);
-      quant::encode_values(w.data(), w.size(), type, out.data() + out.size() - out_row * rows);
-    }
-    return out;
-  }
+  if (is_tile_type(type) || is_tile_type(t.type)) return reencode_by_matrix(t, type, astc);
   const int64_t cols = static_cast<int64_t>(t.shape[0]);
   const int64_t rows = static_cast<int64_t>(t.n_elements()) / cols;
   const ops::Matrix in{t.type, t.data, rows, cols, ops::row_bytes_for(t.type, cols)};
