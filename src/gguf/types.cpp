@@ -28,6 +28,22 @@ std::optional<TensorTypeTraits> tensor_type_traits(uint32_t raw) {
       return TensorTypeTraits{"q8_0", 32, 34};
     case TensorType::kQ4_0:
       return TensorTypeTraits{"q4_0", 32, 18};
+    case TensorType::kQ4_1:
+      return TensorTypeTraits{"q4_1", 32, 20};
+    case TensorType::kQ5_0:
+      return TensorTypeTraits{"q5_0", 32, 22};
+    case TensorType::kQ5_1:
+      return TensorTypeTraits{"q5_1", 32, 24};
+    case TensorType::kQ2_K:
+      return TensorTypeTraits{"q2_k", 256, 84};
+    case TensorType::kQ3_K:
+      return TensorTypeTraits{"q3_k", 256, 110};
+    case TensorType::kQ4_K:
+      return TensorTypeTraits{"q4_k", 256, 144};
+    case TensorType::kQ5_K:
+      return TensorTypeTraits{"q5_k", 256, 176};
+    case TensorType::kQ6_K:
+      return TensorTypeTraits{"q6_k", 256, 210};
     case TensorType::kQ2_B:
       return TensorTypeTraits{"q2_b", 128, 34};
     case TensorType::kASTC6X6:
@@ -44,7 +60,9 @@ TensorTypeTraits tensor_type_traits(TensorType t) {
 
 std::optional<TensorType> tensor_type_from_name(std::string_view name) {
   for (TensorType t : {TensorType::kF32, TensorType::kF16, TensorType::kBF16, TensorType::kQ8_0,
-                       TensorType::kQ4_0, TensorType::kQ2_B, TensorType::kASTC6X6}) {
+                       TensorType::kQ4_0, TensorType::kQ4_1, TensorType::kQ5_0, TensorType::kQ5_1,
+                       TensorType::kQ2_K, TensorType::kQ3_K, TensorType::kQ4_K, TensorType::kQ5_K,
+                       TensorType::kQ6_K, TensorType::kQ2_B, TensorType::kASTC6X6}) {
     if (tensor_type_traits(t).name == name) return t;
   }
   return std::nullopt;

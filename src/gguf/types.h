@@ -42,7 +42,15 @@ enum class TensorType : uint32_t {
   kF32 = 0,
   kF16 = 1,
   kQ4_0 = 2,
+  kQ4_1 = 3,   // read only, like the types below (quant/block_formats.h, quant/k_quants.h)
+  kQ5_0 = 6,
+  kQ5_1 = 7,
   kQ8_0 = 8,
+  kQ2_K = 10,
+  kQ3_K = 11,
+  kQ4_K = 12,
+  kQ5_K = 13,
+  kQ6_K = 14,
   kBF16 = 30,
   kQ2_B = 128,     // afm's balanced 2-bit type; ggml does not read it
   kASTC6X6 = 129,  // afm's ASTC 6x6 HDR tiles with per-tile offsets; ggml does not read it

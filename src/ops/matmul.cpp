@@ -18,6 +18,14 @@ cpu::GemmKernel kernel_for(const cpu::GemmKernels& k, gguf::TensorType type) {
     case gguf::TensorType::kQ8_0: return k.q8_0;
     case gguf::TensorType::kQ4_0: return k.q4_0;
     case gguf::TensorType::kQ2_B: return k.q2_b;
+    case gguf::TensorType::kQ4_1: return k.ggml->q4_1;
+    case gguf::TensorType::kQ5_0: return k.ggml->q5_0;
+    case gguf::TensorType::kQ5_1: return k.ggml->q5_1;
+    case gguf::TensorType::kQ2_K: return k.ggml->q2_k;
+    case gguf::TensorType::kQ3_K: return k.ggml->q3_k;
+    case gguf::TensorType::kQ4_K: return k.ggml->q4_k;
+    case gguf::TensorType::kQ5_K: return k.ggml->q5_k;
+    case gguf::TensorType::kQ6_K: return k.ggml->q6_k;
     default: return nullptr;
   }
 }
@@ -31,9 +39,11 @@ cpu::GemmKernel per_token_kernel_for(const cpu::GemmKernels& k, gguf::TensorType
   }
 }
 
-// Weights whose kernels take 32-value int8 activation blocks (q2_b takes 128-value ones).
+// Weights whose kernels take 32-value int8 activation blocks: every block type but q2_b, which
+// takes 128-value ones.
 bool takes_q8(gguf::TensorType type) {
-  return type == gguf::TensorType::kQ8_0 || type == gguf::TensorType::kQ4_0;
+  const auto traits = gguf::tensor_type_traits(type);
+  return traits.block_elements > 1 && traits.tile_rows == 1 && type != gguf::TensorType::kQ2_B;
 }
 
 // Rows per cache block: enough weight bytes to be reused from L2 by every token of a batch.

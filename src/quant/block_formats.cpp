@@ -62,6 +62,37 @@ void dequantize_row_q4_0(const BlockQ4_0* x, float* y, size_t n) {
   }
 }
 
+void dequantize_row_q4_1(const BlockQ4_1* x, float* y, size_t n) {
+  for (size_t b = 0; b < n / kBlockElements; ++b) {
+    const float d = f16_to_f32(x[b].d), m = f16_to_f32(x[b].m);
+    for (int j = 0; j < 32; ++j) {
+      const float product = d * static_cast<float>(nibble_at(x[b].qs, j));
+      *y++ = product + m;  // two roundings, as ggml's oracle (no fused multiply-add)
+    }
+  }
+}
+
+void dequantize_row_q5_0(const BlockQ5_0* x, float* y, size_t n) {
+  for (size_t b = 0; b < n / kBlockElements; ++b) {
+    const float d = f16_to_f32(x[b].d);
+    for (int j = 0; j < 32; ++j) {
+      const int q = nibble_at(x[b].qs, j) | (fifth_bit_at(x[b].qh, j) << 4);
+      *y++ = d * static_cast<float>(q - 16);
+    }
+  }
+}
+
+void dequantize_row_q5_1(const BlockQ5_1* x, float* y, size_t n) {
+  for (size_t b = 0; b < n / kBlockElements; ++b) {
+    const float d = f16_to_f32(x[b].d), m = f16_to_f32(x[b].m);
+    for (int j = 0; j < 32; ++j) {
+      const int q = nibble_at(x[b].qs, j) | (fifth_bit_at(x[b].qh, j) << 4);
+      const float product = d * static_cast<float>(q);
+      *y++ = product + m;
+    }
+  }
+}
+
 void convert_row_f32_to_f16(const float* x, uint16_t* y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = f32_to_f16(x[i]);
 }

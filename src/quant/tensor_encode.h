@@ -15,6 +15,10 @@ namespace afm::quant {
 // Row-block types only: astc6x6, a tile type, is refused (Error kUnsupported) by every function
 // here except llama_file_type; its matrices go through quant/astc6x6.h and astc_encoder.h.
 //
+// Whether encode_values writes `type`. ggml's q4_1 / q5_0 / q5_1 and K-quant types are read
+// only (decode_values and the kernels take them); encode_values refuses them with kUnsupported.
+bool can_encode(gguf::TensorType type);
+
 // Encodes x (n values) as `type` into out, which must hold tensor_bytes(type, n). For block
 // types n must be a multiple of the block size (32; 128 for q2_b, whose scales the encoder
 // picks per block by least squared error: quantize_row_q2b_search).

@@ -7,6 +7,7 @@
 #include "command.h"
 #include "gguf/types.h"
 #include "hf/converter.h"
+#include "quant/tensor_encode.h"
 
 namespace afm::cli {
 
@@ -18,7 +19,7 @@ struct ConvertArgs {
 
 void run_convert(const ConvertArgs& args) {
   auto type = gguf::tensor_type_from_name(args.type);
-  if (!type) {
+  if (!type || !quant::can_encode(*type) || *type == gguf::TensorType::kASTC6X6) {
     throw_error(ErrorCode::kInvalidArgument,
                 "--type '" + args.type + "' is not one of f32, f16, bf16, q8_0, q4_0, q2_b");
   }

@@ -12,6 +12,7 @@
 #include "command.h"
 #include "gguf/reader.h"
 #include "model_quantize.h"
+#include "quant/tensor_encode.h"
 
 namespace afm::cli {
 namespace {
@@ -35,7 +36,7 @@ quant::astc::OffsetMode parse_offset(const std::string& name) {
 
 gguf::TensorType parse_type(const std::string& name, const char* option) {
   const auto type = gguf::tensor_type_from_name(name);
-  if (!type) {
+  if (!type || !quant::can_encode(*type)) {
     throw_error(ErrorCode::kInvalidArgument,
                 std::string(option) + " '" + name + "' is not one of " + kTypes);
   }

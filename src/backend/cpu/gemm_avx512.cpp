@@ -360,7 +360,8 @@ const GemmKernels* avx512_gemm_kernels_impl() {
   static const GemmKernels kernels{"avx512",          gemm_f32,  gemm_f16,
                                    gemm_bf16,         gemm_q8_0_batched,
                                    gemm_q4_0_batched, gemm_q8_0, gemm_q4_0,
-                                   gemm_q2_b,         quantize,
+                                   gemm_q2_b,         avx512_ggml_block_kernels_impl(),
+                                   quantize,
                                    quantize_128};
   return &kernels;
 }

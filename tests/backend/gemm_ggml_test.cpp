@@ -1,0 +1,157 @@
+// The kernels of ggml's read-only block types (backend/cpu/gemm.h, GgmlBlockKernels):
+// - the scalar reference equals the dot product of the decoded weights (quant/tensor_encode's
+//   decode_values, itself bit-equal to the `gguf` package: tests/quant/ggml_blocks_test.cpp)
+//   with the decoded activations;
+// - every SIMD set matches the scalar one on ragged shapes (rows and tokens off the register
+//   tile, one to five super-blocks);
+// - each token's outputs are bit-identical whatever else is in the call (continuous batching
+//   relies on it).
+// Weights are random bytes with finite f16 scales, as in the fixture.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/gemm.h"
+#include "base/half.h"
+#include "gguf/types.h"
+#include "quant/tensor_encode.h"
+
+namespace afm::cpu {
+namespace {
+
+using gguf::TensorType;
+
+struct TypeCase {
+  TensorType type;
+  GemmKernel GgmlBlockKernels::*kernel;
+  std::vector<int> f16_fields;  // byte offsets of the block's f16 scales
+};
+
+const std::vector<TypeCase>& cases() {
+  static const std::vector<TypeCase> all{
+      {TensorType::kQ4_1, &GgmlBlockKernels::q4_1, {0, 2}},
+      {TensorType::kQ5_0, &GgmlBlockKernels::q5_0, {0}},
+      {TensorType::kQ5_1, &GgmlBlockKernels::q5_1, {0, 2}},
+      {TensorType::kQ2_K, &GgmlBlockKernels::q2_k, {80, 82}},
+      {TensorType::kQ3_K, &GgmlBlockKernels::q3_k, {108}},
+      {TensorType::kQ4_K, &GgmlBlockKernels::q4_k, {0, 2}},
+      {TensorType::kQ5_K, &GgmlBlockKernels::q5_k, {0, 2}},
+      {TensorType::kQ6_K, &GgmlBlockKernels::q6_k, {208}},
+  };
+  return all;
+}
+
+struct Problem {
+  int64_t rows, tokens, k;
+  size_t row_bytes;
+  std::vector<uint8_t> w;
+  std::vector<ActBlock> x;
+};
+
+Problem make_problem(const TypeCase& tc, int64_t rows, int64_t tokens, int64_t k, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const auto traits = gguf::tensor_type_traits(tc.type);
+  Problem p{rows, tokens, k, quant::encoded_bytes(tc.type, k), {}, {}};
+  p.w.resize(rows * p.row_bytes);
+  for (uint8_t& b : p.w) b = static_cast<uint8_t>(rng());
+  std::uniform_real_distribution<float> exponent(-9.0f, -4.0f);
+  for (size_t blk = 0; blk < p.w.size() / traits.block_bytes; ++blk) {
+    for (int off : tc.f16_fields) {
+      const float v = std::exp2(exponent(rng)) * (rng() % 2 ? 1.0f : -1.0f);
+      const uint16_t h = f32_to_f16(v);
+      std::memcpy(&p.w[blk * traits.block_bytes + off], &h, 2);
+    }
+  }
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> xf(k);
+  p.x.resize(tokens * k / 32);
+  for (int64_t t = 0; t < tokens; ++t) {
+    for (float& v : xf) v = dist(rng);
+    quantize_activations(xf.data(), &p.x[t * k / 32], k);
+  }
+  return p;
+}
+
+std::vector<float> run(GemmKernel kernel, const Problem& p, int64_t first_token, int64_t tokens) {
+  std::vector<float> y(tokens * p.rows, NAN);
+  kernel(p.w.data(), p.row_bytes, p.rows, &p.x[first_token * p.k / 32], p.k / 32 * sizeof(ActBlock),
+         tokens, p.k, y.data(), p.rows);
+  return y;
+}
+
+std::string name_of(TensorType t) { return std::string(gguf::tensor_type_traits(t).name); }
+
+TEST(GgmlGemm, ScalarEqualsTheDotOfDecodedValues) {
+  for (const TypeCase& tc : cases()) {
+    const Problem p = make_problem(tc, 3, 2, 512, 11);
+    const std::vector<float> got = run(scalar_ggml_block_kernels().*tc.kernel, p, 0, p.tokens);
+    std::vector<float> w(p.k);
+    for (int64_t r = 0; r < p.rows; ++r) {
+      quant::decode_values(&p.w[r * p.row_bytes], p.k, tc.type, w.data());
+      for (int64_t t = 0; t < p.tokens; ++t) {
+        double want = 0, scale = 0;
+        for (int64_t i = 0; i < p.k; ++i) {
+          const ActBlock& a = p.x[t * p.k / 32 + i / 32];
+          want += static_cast<double>(w[i]) * a.q[i % 32] * a.d;
+          scale += std::fabs(static_cast<double>(w[i]) * a.q[i % 32] * a.d);
+        }
+        EXPECT_NEAR(got[t * p.rows + r], want, 1e-5 * scale + 1e-6)
+            << name_of(tc.type) << " row " << r << " token " << t;
+      }
+    }
+  }
+}
+
+void expect_matches_scalar(const GemmKernels& ks) {
+  for (const TypeCase& tc : cases()) {
+    for (int64_t rows : {1, 3, 4, 9, 35}) {
+      for (int64_t tokens : {1, 2, 5, 8}) {
+        for (int64_t k : {256, 512, 1280}) {
+          const Problem p = make_problem(tc, rows, tokens, k, static_cast<uint32_t>(rows * 100 + tokens * 10 + k));
+          const std::vector<float> want = run(scalar_ggml_block_kernels().*tc.kernel, p, 0, tokens);
+          const std::vector<float> got = run(ks.ggml->*tc.kernel, p, 0, tokens);
+          for (size_t i = 0; i < want.size(); ++i) {
+            ASSERT_NEAR(got[i], want[i], 1e-5f * std::sqrt(static_cast<float>(k)) + 1e-4f * std::fabs(want[i]))
+                << ks.isa << " " << name_of(tc.type) << " rows " << rows << " tokens " << tokens
+                << " k " << k << " at " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(GgmlGemm, Avx2MatchesScalar) {
+  const GemmKernels* ks = avx2_gemm_kernels();
+  if (ks == nullptr) GTEST_SKIP() << "CPU has no AVX2";
+  expect_matches_scalar(*ks);
+}
+
+TEST(GgmlGemm, Avx512MatchesScalar) {
+  const GemmKernels* ks = avx512_gemm_kernels();
+  if (ks == nullptr) GTEST_SKIP() << "CPU has no AVX-512 VNNI";
+  expect_matches_scalar(*ks);
+}
+
+TEST(GgmlGemm, EachTokenIsComputedAsIfAlone) {
+  for (const GemmKernels* ks : {&scalar_gemm_kernels(), avx2_gemm_kernels(), avx512_gemm_kernels()}) {
+    if (ks == nullptr) continue;
+    for (const TypeCase& tc : cases()) {
+      const Problem p = make_problem(tc, 35, 9, 768, 7);
+      const std::vector<float> all = run(ks->ggml->*tc.kernel, p, 0, p.tokens);
+      for (int64_t t = 0; t < p.tokens; ++t) {
+        const std::vector<float> one = run(ks->ggml->*tc.kernel, p, t, 1);
+        for (int64_t r = 0; r < p.rows; ++r) {
+          ASSERT_EQ(all[t * p.rows + r], one[r]) << ks->isa << " " << name_of(tc.type) << " token " << t;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace afm::cpu
