@@ -62,18 +62,19 @@ def main():
     ap.add_argument("-n", type=int, default=128)
     ap.add_argument("-r", type=int, default=5)
     ap.add_argument("--types", default="f16,q8_0,q4_0")
+    ap.add_argument("--shape", default="qwen2-0.5b", help="qwen2-0.5b or qwen3-0.6b (make_bench_model.py)")
     a = ap.parse_args()
     binary = build("llama-bench")
     types = a.types.split(",")
     subprocess.run([sys.executable, "bench/make_bench_model.py", os.path.join(CACHE, "models"),
-                    "--types", a.types], check=True, stdout=subprocess.DEVNULL)
-    print(f"CPU: {platform.processor() or platform.machine()}, {a.threads} threads; "
+                    "--types", a.types, "--shape", a.shape], check=True, stdout=subprocess.DEVNULL)
+    print(f"{a.shape} shape; CPU: {platform.processor() or platform.machine()}, {a.threads} threads; "
           f"pp{a.p} / tg{a.n} tokens/s, median (range) of {a.r} interleaved runs\n")
     print(f"| type | size MiB | afm pp{a.p} | llama.cpp pp{a.p} | ratio | afm tg{a.n} | "
           f"llama.cpp tg{a.n} | ratio | read GB/s | roofline tg | afm % of roofline |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for t in types:
-        model = os.path.join(CACHE, "models", f"qwen2-0.5b-{t}.gguf")
+        model = os.path.join(CACHE, "models", f"{a.shape}-{t}.gguf")
         log(f"benchmarking {t}")
         mine = {"pp": [], "tg": []}
         theirs = {"pp": [], "tg": []}
