@@ -25,10 +25,6 @@ namespace {
 
 constexpr int kPrefetchBytes = 2048;
 
-inline __m512 pair_scale(float lo, float hi) {
-  return _mm512_insertf32x8(_mm512_set1_ps(lo), _mm256_set1_ps(hi), 1);
-}
-
 // Sixteen floats per row and super-block, kept in a register: A_j (lanes 0-7) and B_j (lanes
 // 8-15) for q4_k / q5_k; A_g of the sixteen 16-value groups for q6_k. chunk_scales spreads the
 // ones a chunk needs over its lanes with one permute.
@@ -37,21 +33,31 @@ inline __m512 pair_scale(float lo, float hi) {
 // holds sub-blocks 4p and 4p + 2 in its low nibbles and 4p + 1, 4p + 3 in its high ones, so
 // "chunk" (p, half) pairs activation blocks j and j + 2 with j = 4p + half.
 
-// The twelve packed 6-bit scale / min bytes -> [scale 0-7, min 0-7] as floats times [d, dmin].
-inline __m512 affine_scales(const uint8_t* p, uint16_t d, uint16_t dmin) {
-  uint32_t u[3];
-  __builtin_memcpy(u, p, 12);
-  const uint32_t sc_lo = u[0] & 0x3f3f3f3f, m_lo = u[1] & 0x3f3f3f3f;
-  const uint32_t sc_hi = (u[2] & 0x0f0f0f0f) | ((u[0] >> 2) & 0x30303030);
-  const uint32_t m_hi = ((u[2] >> 4) & 0x0f0f0f0f) | ((u[1] >> 2) & 0x30303030);
-  const __m512 v = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(
-      _mm_setr_epi32(static_cast<int>(sc_lo), static_cast<int>(sc_hi), static_cast<int>(m_lo), static_cast<int>(m_hi))));
-  return _mm512_mul_ps(v, _mm512_insertf32x8(_mm512_set1_ps(_cvtsh_ss(d)), _mm256_set1_ps(_cvtsh_ss(dmin)), 1));
+// The twelve packed 6-bit scale / min bytes p0..p11 -> [scale 0-7, min 0-7] as floats times
+// [d, dmin], in vector registers only (the 16-byte load reads 4 bytes of qs past the scales):
+//   scale 0-3 = p0-3 & 63                min 0-3 = p4-7 & 63
+//   scale 4-7 = (p8-11 & 15) | (p0-3 >> 6) << 4
+//   min 4-7   = (p8-11 >> 4) | (p4-7 >> 6) << 4
+inline __m512 affine_scales(const uint8_t* p, const uint16_t* d_dmin) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i a = _mm_shuffle_epi8(v, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
+  const __m128i b = _mm_shuffle_epi8(v, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
+  const __m128i low = _mm_or_si128(
+      _mm_and_si128(a, _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0)),
+      _mm_and_si128(_mm_srli_epi16(a, 4), _mm_setr_epi32(0, 0, 0, 0x0f0f0f0f)));
+  const __m128i high = _mm_and_si128(_mm_srli_epi16(b, 2), _mm_setr_epi32(0, 0x30303030, 0, 0x30303030));
+  const __m512 v16 = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_or_si128(low, high)));
+  int32_t both;
+  __builtin_memcpy(&both, d_dmin, 4);
+  const __m512 d = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
+                                         _mm512_castps128_ps512(_mm_cvtph_ps(_mm_cvtsi32_si128(both))));
+  return _mm512_mul_ps(v16, d);
 }
 
-// d_a * sum(a) of eight consecutive activation blocks (40 bytes each, so their (d, sum) pairs
-// are qwords 0, 5, 10, ... 35 of the 320 bytes): five loads and two permutes.
-inline __m512 block_masses(const ActBlock* a) {
+// The scales d_a (lanes 0-7) and masses d_a * sum(a) (lanes 8-15) of eight consecutive
+// activation blocks (40 bytes each, so their (d, sum) pairs are qwords 0, 5, 10, ... 35 of the
+// 320 bytes): five loads and two permutes.
+inline __m512 block_scales_and_masses(const ActBlock* a) {
   static_assert(sizeof(ActBlock) == 40 && offsetof(ActBlock, sum) == 4);
   const auto* q = reinterpret_cast<const long long*>(a);
   const __m512i v0 = _mm512_loadu_si512(q), v1 = _mm512_loadu_si512(q + 8);
@@ -64,14 +70,19 @@ inline __m512 block_masses(const ActBlock* a) {
   const __m512i pairs = _mm512_mask_blend_epi64(0xf0, lo, hi);
   const __m256 d = _mm256_castsi256_ps(_mm512_cvtepi64_epi32(pairs));
   const __m256 sum = _mm256_cvtepi32_ps(_mm512_cvtepi64_epi32(_mm512_srli_epi64(pairs, 32)));
-  return _mm512_zextps256_ps512(_mm256_mul_ps(d, sum));
+  return _mm512_insertf32x8(_mm512_castps256_ps512(d), _mm256_mul_ps(d, sum), 1);
 }
 
 template <class Block>
 struct AffineK {
   static constexpr bool kOffsets = true;
   static constexpr int kCenter = 0;
-  static __m512 scales(const Block* b) { return affine_scales(b->scales, b->d, b->dmin); }
+  static __m512 scales(const Block* b) { return affine_scales(b->scales, &b->d); }
+  // [A_j d_aj (lanes 0-7), B_j (lanes 8-15)] from the row's scales and the token's
+  // block_scales_and_masses: one multiply per row, token and super-block.
+  static __m512 times_token(__m512 s, __m512 token) {
+    return _mm512_mask_mul_ps(s, 0x00ff, s, token);
+  }
   // Activation blocks of chunk ch (0-3): j and j + 2 with j = 4 (ch / 2) + ch % 2.
   static int first_block(int ch) { return 4 * (ch / 2) + ch % 2; }
   static constexpr int kBlockStep = 2;
@@ -80,8 +91,9 @@ struct AffineK {
     return _mm512_permutexvar_ps(_mm512_add_epi32(_mm512_set1_epi32(j),
                                                   _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2)), s);
   }
-  static __m512 offsets(__m512 s) {
-    return _mm512_maskz_permutexvar_ps(0x00ff, _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15, 0, 0, 0, 0, 0, 0, 0, 0), s);
+  // acc - B_j d_aj sum_j in lanes 8-15 (reduced with the rest at the end).
+  static __m512 minus_offsets(__m512 acc, __m512 s, __m512 token) {
+    return _mm512_mask3_fnmadd_ps(s, token, acc, 0xff00);
   }
   // Nibbles of both halves of qs[64 p ..]: chunk 2p (low) and 2p + 1 (high).
   static void nibbles(const Block* b, int p, __m512i& low, __m512i& high) {
@@ -97,20 +109,21 @@ struct Q4K : AffineK<quant::BlockQ4_K> {
   static void codes(const Block* b, int p, __m512i& c0, __m512i& c1) { nibbles(b, p, c0, c1); }
 };
 
-// The fifth bit of activation block j's values is bit j of qh[0 .. 31].
+// The fifth bit of sub-block j's values is bit j of qh[0 .. 31]. With hq = [qh | qh >> 2],
+// chunk (p, half)'s sub-blocks j = 4p + half and j + 2 both read bit 4p + half of hq, which a
+// shift by 4 - (4p + half) moves to bit 4 (16-bit shifts: bit 4 of each byte comes from its
+// own byte for these distances).
 struct Q5K : AffineK<quant::BlockQ5_K> {
   using Block = quant::BlockQ5_K;
-  static __m512i with_bits(__m512i q, __m256i qh, int j) {
-    const __mmask64 high =
-        static_cast<__mmask64>(_mm256_test_epi8_mask(qh, _mm256_set1_epi8(static_cast<char>(1 << j)))) |
-        (static_cast<__mmask64>(_mm256_test_epi8_mask(qh, _mm256_set1_epi8(static_cast<char>(4 << j)))) << 32);
-    return _mm512_or_si512(q, _mm512_maskz_mov_epi8(high, _mm512_set1_epi8(16)));
-  }
   static void codes(const Block* b, int p, __m512i& c0, __m512i& c1) {
     nibbles(b, p, c0, c1);
     const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qh));
-    c0 = with_bits(c0, qh, 4 * p);
-    c1 = with_bits(c1, qh, 4 * p + 1);
+    const __m512i hq = _mm512_inserti64x4(_mm512_castsi256_si512(qh), _mm256_srli_epi16(qh, 2), 1);
+    const __m512i sixteen = _mm512_set1_epi8(16);
+    const __m512i h0 = p == 0 ? _mm512_slli_epi16(hq, 4) : hq;
+    const __m512i h1 = p == 0 ? _mm512_slli_epi16(hq, 3) : _mm512_srli_epi16(hq, 1);
+    c0 = _mm512_or_si512(c0, _mm512_and_si512(h0, sixteen));
+    c1 = _mm512_or_si512(c1, _mm512_and_si512(h1, sixteen));
   }
 };
 
@@ -130,17 +143,20 @@ struct Q6K {
     return _mm512_permutexvar_ps(_mm512_add_epi32(_mm512_set1_epi32(4 * ch),
                                                   _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3)), s);
   }
-  static __m512 offsets(__m512) { return _mm512_setzero_ps(); }
+  // [A_g d_a(g / 2)]: each activation block's scale serves two 16-value groups.
+  static __m512 times_token(__m512 s, __m512 token) {
+    return _mm512_mul_ps(s, _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7), token));
+  }
   // Chunks 2p and 2p + 1 = half p: low and high nibbles of ql[64 p ..], with bits 0-3 and 4-7
   // of qh[32 p ..] (two bits for each chunk's first 32 values, two for its next 32).
   static void codes(const Block* b, int p, __m512i& c0, __m512i& c1) {
     const __m512i ql = _mm512_loadu_si512(b->ql + 64 * p);
-    const __m512i mask = _mm512_set1_epi8(0x0f), three = _mm512_set1_epi8(3);
     const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qh + 32 * p));
     const __m512i hs = _mm512_inserti64x4(_mm512_castsi256_si512(qh), _mm256_srli_epi16(qh, 2), 1);
-    c0 = _mm512_or_si512(_mm512_and_si512(ql, mask), _mm512_slli_epi16(_mm512_and_si512(hs, three), 4));
-    c1 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), mask),
-                         _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(hs, 4), three), 4));
+    const __m512i nibble = _mm512_set1_epi8(0x0f), bits45 = _mm512_set1_epi8(0x30);
+    // (low & 0x0f) | high, as one ternary-logic instruction (0xec: (A & C) | B)
+    c0 = _mm512_ternarylogic_epi32(ql, _mm512_and_si512(_mm512_slli_epi16(hs, 4), bits45), nibble, 0xec);
+    c1 = _mm512_ternarylogic_epi32(_mm512_srli_epi16(ql, 4), _mm512_and_si512(hs, bits45), nibble, 0xec);
   }
 };
 
@@ -161,10 +177,13 @@ inline void ggml_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb
       }
       scales[r] = Codec::scales(blk[r]);
     }
-    if constexpr (Codec::kOffsets) {
-      for (int c = 0; c < C; ++c) {
-        const __m512 mass = block_masses(reinterpret_cast<const ActBlock*>(x + c * xrb) + 8 * sb);
-        for (int r = 0; r < R; ++r) acc[r][c] = _mm512_fnmadd_ps(Codec::offsets(scales[r]), mass, acc[r][c]);
+    // Per row and token: each sub-block's scale times the token's block scale, and the offsets.
+    __m512 row_token[R][C];
+    for (int c = 0; c < C; ++c) {
+      const __m512 token = block_scales_and_masses(reinterpret_cast<const ActBlock*>(x + c * xrb) + 8 * sb);
+      for (int r = 0; r < R; ++r) {
+        row_token[r][c] = Codec::times_token(scales[r], token);
+        if constexpr (Codec::kOffsets) acc[r][c] = Codec::minus_offsets(acc[r][c], scales[r], token);
       }
     }
     for (int p = 0; p < 2; ++p) {
@@ -172,14 +191,11 @@ inline void ggml_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb
       for (int r = 0; r < R; ++r) Codec::codes(blk[r], p, codes[0][r], codes[1][r]);
       for (int half = 0; half < 2; ++half) {
         const int ch = 2 * p + half, j = Codec::first_block(ch);
-        __m512 lane_scales[R];
-        for (int r = 0; r < R; ++r) lane_scales[r] = Codec::chunk_scales(scales[r], ch);
         for (int c = 0; c < C; ++c) {
           const auto* a = reinterpret_cast<const ActBlock*>(x + c * xrb) + 8 * sb + j;
           const __m512i xv = _mm512_inserti64x4(
               _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[0].q))),
               _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[Codec::kBlockStep].q)), 1);
-          const __m512 dx = pair_scale(a[0].d, a[Codec::kBlockStep].d);
           __m512i start = _mm512_setzero_si512();
           if constexpr (Codec::kCenter != 0) {
             start = _mm512_sub_epi32(start, _mm512_dpbusd_epi32(_mm512_setzero_si512(),
@@ -187,7 +203,7 @@ inline void ggml_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb
           }
           for (int r = 0; r < R; ++r) {
             const __m512i s = _mm512_dpbusd_epi32(start, codes[half][r], xv);
-            acc[r][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(lane_scales[r], dx), acc[r][c]);
+            acc[r][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), Codec::chunk_scales(row_token[r][c], ch), acc[r][c]);
           }
         }
       }
