@@ -35,6 +35,9 @@ cpu::GemmKernel per_token_kernel_for(const cpu::GemmKernels& k, gguf::TensorType
   switch (type) {
     case gguf::TensorType::kQ8_0: return k.q8_0_per_token;
     case gguf::TensorType::kQ4_0: return k.q4_0_per_token;
+    case gguf::TensorType::kQ4_K: return k.ggml_per_token->q4_k;
+    case gguf::TensorType::kQ5_K: return k.ggml_per_token->q5_k;
+    case gguf::TensorType::kQ6_K: return k.ggml_per_token->q6_k;
     default: return kernel_for(k, type);
   }
 }

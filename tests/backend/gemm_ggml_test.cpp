@@ -3,7 +3,7 @@
 //   decode_values, itself bit-equal to the `gguf` package: tests/quant/ggml_blocks_test.cpp)
 //   with the decoded activations;
 // - every SIMD set matches the scalar one on ragged shapes (rows and tokens off the register
-//   tile, one to five super-blocks);
+//   tile, one to five super-blocks; 16+ rows with 4+ tokens take the packed batch path);
 // - each token's outputs are bit-identical whatever else is in the call (continuous batching
 //   relies on it).
 // Weights are random bytes with finite f16 scales, as in the fixture.
@@ -108,9 +108,9 @@ TEST(GgmlGemm, ScalarEqualsTheDotOfDecodedValues) {
 
 void expect_matches_scalar(const GemmKernels& ks) {
   for (const TypeCase& tc : cases()) {
-    for (int64_t rows : {1, 3, 4, 9, 35}) {
+    for (int64_t rows : {1, 3, 4, 9, 16, 35}) {
       for (int64_t tokens : {1, 2, 5, 8}) {
-        for (int64_t k : {256, 512, 1280}) {
+        for (int64_t k : {256, 512, 1280, 2304}) {
           const Problem p = make_problem(tc, rows, tokens, k, static_cast<uint32_t>(rows * 100 + tokens * 10 + k));
           const std::vector<float> want = run(scalar_ggml_block_kernels().*tc.kernel, p, 0, tokens);
           const std::vector<float> got = run(ks.ggml->*tc.kernel, p, 0, tokens);
@@ -142,7 +142,7 @@ TEST(GgmlGemm, EachTokenIsComputedAsIfAlone) {
     if (ks == nullptr) continue;
     for (const TypeCase& tc : cases()) {
       const Problem p = make_problem(tc, 35, 9, 768, 7);
-      const std::vector<float> all = run(ks->ggml->*tc.kernel, p, 0, p.tokens);
+      const std::vector<float> all = run(ks->ggml_per_token->*tc.kernel, p, 0, p.tokens);
       for (int64_t t = 0; t < p.tokens; ++t) {
         const std::vector<float> one = run(ks->ggml->*tc.kernel, p, t, 1);
         for (int64_t r = 0; r < p.rows; ++r) {

@@ -46,8 +46,8 @@ using GemmKernel = void (*)(const void* w, size_t w_row_bytes, int64_t n_rows, c
 
 // ggml's read-only block types (quant/block_formats.h: q4_1, q5_0, q5_1; quant/k_quants.h:
 // q2_k ... q6_k) against ActBlock rows (x_row_bytes = k / 32 * 40; a 256-value super-block meets
-// eight activation blocks). Register tiles only, so every call is per-token exact. Every entry
-// is set: a set without its own version of a type points at the scalar one.
+// eight activation blocks). Every entry is set: a set without its own version of a type points
+// at the scalar one.
 struct GgmlBlockKernels {
   GemmKernel q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k;
 };
@@ -63,7 +63,10 @@ struct GemmKernels {
   // call is per-token exact. A block's dot is d_w * d_a * (sum q a - 1.5 * sum a), computed as
   // (d_w / 2) * d_a * (sum (2q) a - 3 * sum a) so that the integer part stays exact.
   GemmKernel q2_b;
+  // ggml's types; `ggml` may take a batched path for 4+ tokens, `ggml_per_token` computes each
+  // token's outputs bit-identical to a call with that token alone (as q8_0_per_token).
   const GgmlBlockKernels* ggml;
+  const GgmlBlockKernels* ggml_per_token;
   // x: (k) floats -> (k / 32) blocks, the same result as quantize_activations.
   void (*quantize)(const float* x, ActBlock* y, int64_t k);
   // x: (k) floats -> (k / 128) blocks, the same result as quantize_activations_128.
@@ -74,6 +77,7 @@ const GemmKernels& scalar_gemm_kernels();
 const GgmlBlockKernels& scalar_ggml_block_kernels();
 // Null when this build or CPU lacks AVX-512 VNNI (checked by avx512_gemm_kernels).
 const GgmlBlockKernels* avx512_ggml_block_kernels_impl();
+const GgmlBlockKernels* avx512_ggml_per_token_kernels_impl();
 // Null when this build or CPU lacks the instruction set.
 const GemmKernels* avx2_gemm_kernels();
 const GemmKernels* avx512_gemm_kernels();

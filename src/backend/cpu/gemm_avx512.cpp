@@ -361,6 +361,7 @@ const GemmKernels* avx512_gemm_kernels_impl() {
                                    gemm_bf16,         gemm_q8_0_batched,
                                    gemm_q4_0_batched, gemm_q8_0, gemm_q4_0,
                                    gemm_q2_b,         avx512_ggml_block_kernels_impl(),
+                                   avx512_ggml_per_token_kernels_impl(),
                                    quantize,
                                    quantize_128};
   return &kernels;

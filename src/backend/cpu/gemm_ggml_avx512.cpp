@@ -10,7 +10,8 @@
 //     is d_a * sum(a) * B_j per activation block, added once per super-block in lanes 0-7;
 //   q6_k: q in 0..63 stands for q - 32: the sum starts from -32 * sum(a) per lane (one vpdpbusd
 //     per token and chunk, shared by the tile's rows); A per group of 16 values (four lanes).
-// Each lane's float scale is A of its group times d_a of its block.
+// Each lane's float scale is A of its group times d_a of its block. Batches of 4 tokens or more
+// go through the packed 16-row path (gemm_ggml_avx512_packed.inc) where 16 rows allow it.
 #include "backend/cpu/gemm.h"
 
 #if defined(__x86_64__)
@@ -95,6 +96,9 @@ struct AffineK {
   static __m512 minus_offsets(__m512 acc, __m512 s, __m512 token) {
     return _mm512_mask3_fnmadd_ps(s, token, acc, 0xff00);
   }
+  // Row scales (the 16 floats of scales()) of activation block j, for the packed path.
+  static float block_scale(const float* s, int j, int /*half*/) { return s[j]; }
+  static float block_offset(const float* s, int j) { return s[8 + j]; }
   // Nibbles of both halves of qs[64 p ..]: chunk 2p (low) and 2p + 1 (high).
   static void nibbles(const Block* b, int p, __m512i& low, __m512i& high) {
     const __m512i raw = _mm512_loadu_si512(b->qs + 64 * p);
@@ -134,6 +138,8 @@ struct Q6K {
   static constexpr int kCenter = 32;
   static constexpr int kBlockStep = 1;
   static int first_block(int ch) { return 2 * ch; }
+  static float block_scale(const float* s, int j, int half) { return s[2 * j + half]; }
+  static float block_offset(const float*, int) { return 0.0f; }
   static __m512 scales(const Block* b) {
     return _mm512_mul_ps(
         _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->scales)))),
@@ -219,16 +225,43 @@ AFM_TILE_ADAPTER(Q4KTile, ggml_tile, 4, 4, Q4K,)
 AFM_TILE_ADAPTER(Q5KTile, ggml_tile, 4, 4, Q5K,)
 AFM_TILE_ADAPTER(Q6KTile, ggml_tile, 4, 4, Q6K,)
 
+#include "backend/cpu/gemm_ggml_avx512_packed.inc"
+
 // 4 x 4 tiles for decode too: 8-row tiles for one token spill registers (measured 35% slower).
+// Register tiles only: each token's outputs are those of a call with that token alone.
 template <template <int, int> class Tile>
 void gemm_super_blocks(const void* w, size_t wrb, int64_t nr, const void* x, size_t xrb,
                        int64_t nt, int64_t k, float* y, int64_t ys) {
   drive<Tile>(w, wrb, nr, x, xrb, nt, k / 256, y, ys);
 }
 
+// Batches of kPerTokenPathBelow tokens or more: 16-row groups take the packed path, the rest
+// of the rows the register tiles.
+template <class Codec, template <int, int> class Tile>
+void gemm_super_blocks_batched(const void* w, size_t wrb, int64_t nr, const void* x, size_t xrb,
+                               int64_t nt, int64_t k, float* y, int64_t ys) {
+  const auto* wb = static_cast<const uint8_t*>(w);
+  int64_t r = 0;
+  if (nt >= kPerTokenPathBelow) {
+    for (; r + kPackRows <= nr; r += kPackRows) {
+      packed_k_group<Codec>(wb + r * wrb, wrb, static_cast<const uint8_t*>(x), xrb, nt, k / 256, y + r, ys);
+    }
+  }
+  if (r < nr) drive<Tile>(wb + r * wrb, wrb, nr - r, x, xrb, nt, k / 256, y + r, ys);
+}
+
 }  // namespace
 
 const GgmlBlockKernels* avx512_ggml_block_kernels_impl() {
+  const GgmlBlockKernels& s = scalar_ggml_block_kernels();
+  static const GgmlBlockKernels kernels{s.q4_1, s.q5_0, s.q5_1, s.q2_k, s.q3_k,
+                                        gemm_super_blocks_batched<Q4K, Q4KTile>,
+                                        gemm_super_blocks_batched<Q5K, Q5KTile>,
+                                        gemm_super_blocks_batched<Q6K, Q6KTile>};
+  return &kernels;
+}
+
+const GgmlBlockKernels* avx512_ggml_per_token_kernels_impl() {
   const GgmlBlockKernels& s = scalar_ggml_block_kernels();
   static const GgmlBlockKernels kernels{s.q4_1, s.q5_0, s.q5_1, s.q2_k, s.q3_k,
                                         gemm_super_blocks<Q4KTile>, gemm_super_blocks<Q5KTile>,
@@ -240,5 +273,6 @@ const GgmlBlockKernels* avx512_ggml_block_kernels_impl() {
 #else
 namespace afm::cpu {
 const GgmlBlockKernels* avx512_ggml_block_kernels_impl() { return nullptr; }
+const GgmlBlockKernels* avx512_ggml_per_token_kernels_impl() { return nullptr; }
 }  // namespace afm::cpu
 #endif

@@ -113,7 +113,7 @@ const GemmKernels& scalar_gemm_kernels() {
   static const GemmKernels kernels{"scalar", gemm_f32, gemm_f16, gemm_bf16,
                                    gemm_quant<quant::BlockQ8_0>, gemm_quant<quant::BlockQ4_0>,
                                    gemm_quant<quant::BlockQ8_0>, gemm_quant<quant::BlockQ4_0>,
-                                   gemm_q2_b, &scalar_ggml_block_kernels(),
+                                   gemm_q2_b, &scalar_ggml_block_kernels(), &scalar_ggml_block_kernels(),
                                    quantize_activations,
                                    quantize_activations_128};
   return kernels;
