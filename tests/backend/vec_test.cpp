@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "backend/cpu/vec.h"
@@ -85,6 +86,53 @@ TEST(Vec, SiluMulMatchesScalarIncludingExtremes) {
   for (size_t i = 0; i < g.size(); ++i) {
     EXPECT_TRUE(std::isfinite(out1[i])) << g[i];
     EXPECT_NEAR(out1[i], out2[i], 1e-6f * (1 + std::fabs(out2[i]))) << g[i];
+  }
+}
+
+}  // namespace
+}  // namespace afm::cpu
+
+namespace afm::cpu {
+namespace {
+
+// The grouped-query pairs of every set: bit-identical to the same set's single-head functions
+// (the AVX-512 pairs keep the AVX2 arithmetic lane for lane), on head sizes the fast path takes
+// (multiples of 16, over one and two register passes) and ones it hands back (40).
+TEST(Vec, AttentionPairsEqualTwoSingleHeadCalls) {
+  std::mt19937 rng(17);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  const VecKernels* avx2 = avx2_vec_kernels();
+  for (const VecKernels* ks : {&scalar_vec_kernels(), avx2, avx512_vec_kernels()}) {
+    if (ks == nullptr) continue;
+    // The singles that the pair must equal: the AVX2 set's for the AVX-512 set.
+    const VecKernels& single = std::string(ks->isa) == "avx512" ? *avx2 : *ks;
+    for (int64_t d : {16, 40, 64, 128, 144, 256}) {
+      for (int64_t n : {1, 7, 33}) {
+        std::vector<float> q0(d), q1(d), p0(n), p1(n);
+        std::vector<uint16_t> rows(n * d);
+        for (float& v : q0) v = dist(rng);
+        for (float& v : q1) v = dist(rng);
+        for (float& v : p0) v = std::fabs(dist(rng));
+        for (float& v : p1) v = std::fabs(dist(rng));
+        for (uint16_t& h : rows) h = f32_to_f16(dist(rng));
+        std::vector<float> s0(n), s1(n), w0(n), w1(n);
+        ks->scores_f16_pair(q0.data(), q1.data(), rows.data(), n, d, 0.125f, s0.data(), s1.data());
+        single.scores_f16(q0.data(), rows.data(), n, d, 0.125f, w0.data());
+        single.scores_f16(q1.data(), rows.data(), n, d, 0.125f, w1.data());
+        std::vector<float> o0(d, 0.5f), o1(d, -0.25f), x0(o0), x1(o1);
+        ks->mix_f16_pair(p0.data(), p1.data(), rows.data(), n, d, o0.data(), o1.data());
+        single.mix_f16(p0.data(), rows.data(), n, d, x0.data());
+        single.mix_f16(p1.data(), rows.data(), n, d, x1.data());
+        for (int64_t j = 0; j < n; ++j) {
+          ASSERT_EQ(s0[j], w0[j]) << ks->isa << " d " << d << " n " << n << " key " << j;
+          ASSERT_EQ(s1[j], w1[j]) << ks->isa << " d " << d << " n " << n << " key " << j;
+        }
+        for (int64_t i = 0; i < d; ++i) {
+          ASSERT_EQ(o0[i], x0[i]) << ks->isa << " d " << d << " n " << n << " at " << i;
+          ASSERT_EQ(o1[i], x1[i]) << ks->isa << " d " << d << " n " << n << " at " << i;
+        }
+      }
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 // Vector primitives: attention over the KV cache (rows f32, f16 or int8) and the SwiGLU activation.
-// Scalar references plus an AVX2/F16C/FMA set chosen at run time (best_vec_kernels()).
+// Scalar references plus an AVX2/F16C/FMA set and an AVX-512 set (the AVX2 one with faster
+// grouped-query attention pairs, bit-identical to it) chosen at run time (best_vec_kernels()).
 // Kernels never allocate, throw or log.
 #pragma once
 
@@ -31,10 +32,19 @@ struct VecKernels {
                  int64_t n, int64_t d, float* out);
   // out = silu(gate) * up = gate / (1 + exp(-gate)) * up (SwiGLU); out may alias gate.
   void (*silu_mul)(const float* gate, const float* up, float* out, int64_t n);
+  // Two query heads that share one KV head (grouped-query attention) against the same n f16
+  // rows: scores_f16 / mix_f16 for (q0, s0, p0, out0) and (q1, s1, p1, out1), each bit-identical
+  // to those functions on its own; the AVX-512 set converts each row once for both heads and
+  // keeps the outputs in registers.
+  void (*scores_f16_pair)(const float* q0, const float* q1, const uint16_t* k, int64_t n, int64_t d,
+                          float scale, float* s0, float* s1);
+  void (*mix_f16_pair)(const float* p0, const float* p1, const uint16_t* v, int64_t n, int64_t d,
+                       float* out0, float* out1);
 };
 
 const VecKernels& scalar_vec_kernels();
 const VecKernels* avx2_vec_kernels();  // null without AVX2/F16C/FMA
+const VecKernels* avx512_vec_kernels();  // null without AVX-512 F (and AVX2/F16C/FMA)
 const VecKernels& best_vec_kernels();
 
 }  // namespace afm::cpu
