@@ -1,5 +1,6 @@
 // AVX-512 VNNI kernels for the K-quant types people download most (q4_k, q5_k in the _K_M
-// mixes, q6_k for their output heads and attn_v / ffn_down): the scalar set
+// mixes, q6_k for their output heads and attn_v / ffn_down, q3_k and q2_k of the small-device
+// mixes): the scalar set
 // (gemm_ggml_scalar.cpp) is their reference and serves the other read-only types.
 //
 // A super-block of 256 weights meets eight 32-value activation blocks; it is walked in four
@@ -9,7 +10,9 @@
 //   q4_k / q5_k: q in 0..15 / 0..31, weight = A_j q - B_j per 32-value sub-block j; the B part
 //     is d_a * sum(a) * B_j per activation block, added once per super-block in lanes 0-7;
 //   q6_k: q in 0..63 stands for q - 32: the sum starts from -32 * sum(a) per lane (one vpdpbusd
-//     per token and chunk, shared by the tile's rows); A per group of 16 values (four lanes).
+//     per token and chunk, shared by the tile's rows); A per group of 16 values (four lanes);
+//   q3_k: likewise with q in 0..7 standing for q - 4;
+//   q2_k: q in 0..3 with an offset per 16-value group, from each group's activation sum.
 // Each lane's float scale is A of its group times d_a of its block. Batches of 4 tokens or more
 // go through the packed 16-row path (gemm_ggml_avx512_packed.inc) where 16 rows allow it.
 #include "backend/cpu/gemm.h"
@@ -77,6 +80,7 @@ inline __m512 block_scales_and_masses(const ActBlock* a) {
 template <class Block>
 struct AffineK {
   static constexpr bool kOffsets = true;
+  static constexpr bool kGroupOffsets = false;
   static constexpr int kCenter = 0;
   static __m512 scales(const Block* b) { return affine_scales(b->scales, &b->d); }
   // [A_j d_aj (lanes 0-7), B_j (lanes 8-15)] from the row's scales and the token's
@@ -131,20 +135,15 @@ struct Q5K : AffineK<quant::BlockQ5_K> {
   }
 };
 
-// q6_k: chunk ch = values 64 ch ..: activation blocks 2 ch and 2 ch + 1.
-struct Q6K {
-  using Block = quant::BlockQ6_K;
+// q6_k and q3_k: sixteen 16-value groups with a scale each and no offsets; chunk ch = values
+// 64 ch ..: activation blocks 2 ch and 2 ch + 1, four groups.
+struct Groups16 {
   static constexpr bool kOffsets = false;
-  static constexpr int kCenter = 32;
+  static constexpr bool kGroupOffsets = false;
   static constexpr int kBlockStep = 1;
   static int first_block(int ch) { return 2 * ch; }
   static float block_scale(const float* s, int j, int half) { return s[2 * j + half]; }
   static float block_offset(const float*, int) { return 0.0f; }
-  static __m512 scales(const Block* b) {
-    return _mm512_mul_ps(
-        _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->scales)))),
-        _mm512_set1_ps(_cvtsh_ss(b->d)));
-  }
   static __m512 chunk_scales(__m512 s, int ch) {
     return _mm512_permutexvar_ps(_mm512_add_epi32(_mm512_set1_epi32(4 * ch),
                                                   _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3)), s);
@@ -152,6 +151,16 @@ struct Q6K {
   // [A_g d_a(g / 2)]: each activation block's scale serves two 16-value groups.
   static __m512 times_token(__m512 s, __m512 token) {
     return _mm512_mul_ps(s, _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7), token));
+  }
+};
+
+struct Q6K : Groups16 {
+  using Block = quant::BlockQ6_K;
+  static constexpr int kCenter = 32;
+  static __m512 scales(const Block* b) {
+    return _mm512_mul_ps(
+        _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->scales)))),
+        _mm512_set1_ps(_cvtsh_ss(b->d)));
   }
   // Chunks 2p and 2p + 1 = half p: low and high nibbles of ql[64 p ..], with bits 0-3 and 4-7
   // of qh[32 p ..] (two bits for each chunk's first 32 values, two for its next 32).
@@ -166,6 +175,85 @@ struct Q6K {
   }
 };
 
+// q3_k: code = low two bits + 4 x the high bit, in 0..7, stands for q - 4 (centre 4).
+struct Q3K : Groups16 {
+  using Block = quant::BlockQ3_K;
+  static constexpr int kCenter = 4;
+  // The sixteen 6-bit scales (quant::unpack_scales_q3_k) minus 32, times d: group g's low four
+  // bits are nibble g / 8 of byte g % 8, its high two bits are bits 2 (g / 4) of byte 8 + g % 4.
+  static __m512 scales(const Block* b) {
+    const __m128i v = _mm_maskz_loadu_epi8(0x0fff, b->scales);
+    const __m128i lo8 = _mm_shuffle_epi8(v, _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7));
+    const __m128i low = _mm_and_si128(_mm_mask_blend_epi8(0xff00, lo8, _mm_srli_epi16(lo8, 4)), _mm_set1_epi8(15));
+    const __m128i hb = _mm_shuffle_epi8(v, _mm_setr_epi8(8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11));
+    __m128i high = _mm_mask_blend_epi8(0x00f0, hb, _mm_srli_epi16(hb, 2));
+    high = _mm_mask_blend_epi8(0x0f00, high, _mm_srli_epi16(hb, 4));
+    high = _mm_mask_blend_epi8(0xf000, high, _mm_srli_epi16(hb, 6));
+    high = _mm_slli_epi16(_mm_and_si128(high, _mm_set1_epi8(3)), 4);
+    const __m128i sc = _mm_sub_epi8(_mm_or_si128(low, high), _mm_set1_epi8(32));
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(sc)), _mm512_set1_ps(_cvtsh_ss(b->d)));
+  }
+  // Half p (values 128 p ..): bits 2s..2s+1 of qs[32 p + l] are value 32 s + l's low bits; bit
+  // 4p + s of hmask[l] its high bit. Chunk 2p takes s = 0, 1; chunk 2p + 1 takes s = 2, 3.
+  static void codes(const Block* b, int p, __m512i& c0, __m512i& c1) {
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qs + 32 * p));
+    const __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->hmask));
+    const __m512i qq = _mm512_inserti64x4(_mm512_castsi256_si512(q), _mm256_srli_epi16(q, 2), 1);
+    const __m512i hh = _mm512_inserti64x4(_mm512_castsi256_si512(hm), _mm256_srli_epi16(hm, 1), 1);
+    const __m512i three = _mm512_set1_epi8(3), one = _mm512_set1_epi8(1);
+    const __m512i h0 = _mm512_and_si512(_mm512_srl_epi16(hh, _mm_cvtsi32_si128(4 * p)), one);
+    const __m512i h1 = _mm512_and_si512(_mm512_srl_epi16(hh, _mm_cvtsi32_si128(4 * p + 2)), one);
+    c0 = _mm512_or_si512(_mm512_and_si512(qq, three), _mm512_slli_epi16(h0, 2));
+    c1 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(qq, 4), three), _mm512_slli_epi16(h1, 2));
+  }
+};
+
+// q2_k: codes 0..3 as q3_k's low bits; per 16-value group a scale A_g = d (sc & 15) and an
+// offset B_g = dmin (sc >> 4), so the offsets need each group's activation sum (group_masses).
+struct Q2K : Groups16 {
+  using Block = quant::BlockQ2_K;
+  static constexpr int kCenter = 0;
+  static constexpr bool kGroupOffsets = true;
+  static __m512 scales(const Block* b) {
+    const __m128i sc = _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->scales)), _mm_set1_epi8(15));
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(sc)), _mm512_set1_ps(_cvtsh_ss(b->d)));
+  }
+  static __m512 group_offsets(const Block* b) {
+    const __m128i m = _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->scales)), 4),
+                                    _mm_set1_epi8(15));
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(m)), _mm512_set1_ps(_cvtsh_ss(b->dmin)));
+  }
+  static float block_group_offset(const float* o, int j, int half) { return o[2 * j + half]; }
+  static void codes(const Block* b, int p, __m512i& c0, __m512i& c1) {
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qs + 32 * p));
+    const __m512i qq = _mm512_inserti64x4(_mm512_castsi256_si512(q), _mm256_srli_epi16(q, 2), 1);
+    const __m512i three = _mm512_set1_epi8(3);
+    c0 = _mm512_and_si512(qq, three);
+    c1 = _mm512_and_si512(_mm512_srli_epi16(qq, 4), three);
+  }
+};
+
+// d_a * (sum of a) of each of a super-block's sixteen 16-value groups, from the token's eight
+// activation blocks and block_scales_and_masses' d_a lanes. One vpdpbusd per 64 values gives
+// four-value sums in int32 lanes, each 128-bit lane one group; unpacks and adds then leave
+// lane 4L + i = group 4i + L, which one permute puts in order.
+inline __m512 group_masses(const ActBlock* a, __m512 token) {
+  __m512i v[4];
+  for (int ch = 0; ch < 4; ++ch) {
+    const __m512i xv = _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[2 * ch].q))),
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[2 * ch + 1].q)), 1);
+    v[ch] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(1), xv);
+  }
+  const __m512i ab = _mm512_add_epi32(_mm512_unpacklo_epi32(v[0], v[1]), _mm512_unpackhi_epi32(v[0], v[1]));
+  const __m512i cd = _mm512_add_epi32(_mm512_unpacklo_epi32(v[2], v[3]), _mm512_unpackhi_epi32(v[2], v[3]));
+  const __m512i sums = _mm512_add_epi32(_mm512_unpacklo_epi64(ab, cd), _mm512_unpackhi_epi64(ab, cd));
+  const __m512i ordered = _mm512_permutexvar_epi32(
+      _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), sums);
+  const __m512 d = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7), token);
+  return _mm512_mul_ps(_mm512_cvtepi32_ps(ordered), d);
+}
+
 template <class Codec, int R, int C>
 inline void ggml_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, int64_t nsb,
                       float* y, int64_t ys) {
@@ -175,9 +263,10 @@ inline void ggml_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb
     for (int c = 0; c < C; ++c) acc[r][c] = _mm512_setzero_ps();
   for (int64_t sb = 0; sb < nsb; ++sb) {
     const Block* blk[R];
-    __m512 scales[R];
+    __m512 scales[R], group_offsets[R];
     for (int r = 0; r < R; ++r) {
       blk[r] = reinterpret_cast<const Block*>(w + r * wrb) + sb;
+      if constexpr (Codec::kGroupOffsets) group_offsets[r] = Codec::group_offsets(blk[r]);
       for (int line = 0; line < static_cast<int>(sizeof(Block)); line += 64) {
         _mm_prefetch(reinterpret_cast<const char*>(blk[r]) + kPrefetchBytes + line, _MM_HINT_T0);
       }
@@ -186,10 +275,14 @@ inline void ggml_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb
     // Per row and token: each sub-block's scale times the token's block scale, and the offsets.
     __m512 row_token[R][C];
     for (int c = 0; c < C; ++c) {
-      const __m512 token = block_scales_and_masses(reinterpret_cast<const ActBlock*>(x + c * xrb) + 8 * sb);
+      const auto* a = reinterpret_cast<const ActBlock*>(x + c * xrb) + 8 * sb;
+      const __m512 token = block_scales_and_masses(a);
+      __m512 masses = _mm512_setzero_ps();
+      if constexpr (Codec::kGroupOffsets) masses = group_masses(a, token);
       for (int r = 0; r < R; ++r) {
         row_token[r][c] = Codec::times_token(scales[r], token);
         if constexpr (Codec::kOffsets) acc[r][c] = Codec::minus_offsets(acc[r][c], scales[r], token);
+        if constexpr (Codec::kGroupOffsets) acc[r][c] = _mm512_fnmadd_ps(group_offsets[r], masses, acc[r][c]);
       }
     }
     for (int p = 0; p < 2; ++p) {
@@ -224,6 +317,8 @@ inline void ggml_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb
 AFM_TILE_ADAPTER(Q4KTile, ggml_tile, 4, 4, Q4K,)
 AFM_TILE_ADAPTER(Q5KTile, ggml_tile, 4, 4, Q5K,)
 AFM_TILE_ADAPTER(Q6KTile, ggml_tile, 4, 4, Q6K,)
+AFM_TILE_ADAPTER(Q3KTile, ggml_tile, 4, 4, Q3K,)
+AFM_TILE_ADAPTER(Q2KTile, ggml_tile, 4, 4, Q2K,)
 
 #include "backend/cpu/gemm_ggml_avx512_packed.inc"
 
@@ -254,7 +349,9 @@ void gemm_super_blocks_batched(const void* w, size_t wrb, int64_t nr, const void
 
 const GgmlBlockKernels* avx512_ggml_block_kernels_impl() {
   const GgmlBlockKernels& s = scalar_ggml_block_kernels();
-  static const GgmlBlockKernels kernels{s.q4_1, s.q5_0, s.q5_1, s.q2_k, s.q3_k,
+  static const GgmlBlockKernels kernels{s.q4_1, s.q5_0, s.q5_1,
+                                        gemm_super_blocks_batched<Q2K, Q2KTile>,
+                                        gemm_super_blocks_batched<Q3K, Q3KTile>,
                                         gemm_super_blocks_batched<Q4K, Q4KTile>,
                                         gemm_super_blocks_batched<Q5K, Q5KTile>,
                                         gemm_super_blocks_batched<Q6K, Q6KTile>};
@@ -263,7 +360,8 @@ const GgmlBlockKernels* avx512_ggml_block_kernels_impl() {
 
 const GgmlBlockKernels* avx512_ggml_per_token_kernels_impl() {
   const GgmlBlockKernels& s = scalar_ggml_block_kernels();
-  static const GgmlBlockKernels kernels{s.q4_1, s.q5_0, s.q5_1, s.q2_k, s.q3_k,
+  static const GgmlBlockKernels kernels{s.q4_1, s.q5_0, s.q5_1, gemm_super_blocks<Q2KTile>,
+                                        gemm_super_blocks<Q3KTile>,
                                         gemm_super_blocks<Q4KTile>, gemm_super_blocks<Q5KTile>,
                                         gemm_super_blocks<Q6KTile>};
   return &kernels;
