@@ -69,11 +69,11 @@ struct Heads {
   float* out[2];         // (head_dim) each
 };
 
-// An f16 cache converts each row once for a pair of heads (VecKernels::*_pair, bit-identical to
-// one head at a time); the other types take the heads one by one.
+// An f16 cache converts each row once for a pair of heads where the vector set has pair kernels
+// (VecKernels::*_pair, bit-identical to one head at a time); otherwise heads go one by one.
 void heads_scores(const Heads& h, const KvLayerView& kv, int64_t kv_head, Rows rows, int64_t at,
                   int64_t d, float scale, const cpu::VecKernels& vk) {
-  if (h.n == 2 && kv.type == KvType::kF16) {
+  if (h.n == 2 && kv.type == KvType::kF16 && vk.scores_f16_pair != nullptr) {
     const size_t row = static_cast<size_t>(kv_head * kv.capacity + rows.first);
     vk.scores_f16_pair(h.q[0], h.q[1], static_cast<const uint16_t*>(kv.k) + row * d, rows.n, d, scale,
                        h.scores[0] + at, h.scores[1] + at);
@@ -84,7 +84,7 @@ void heads_scores(const Heads& h, const KvLayerView& kv, int64_t kv_head, Rows r
 
 void heads_mix(const Heads& h, const KvLayerView& kv, int64_t kv_head, Rows rows, int64_t at,
                int64_t d, const cpu::VecKernels& vk) {
-  if (h.n == 2 && kv.type == KvType::kF16) {
+  if (h.n == 2 && kv.type == KvType::kF16 && vk.mix_f16_pair != nullptr) {
     const size_t row = static_cast<size_t>(kv_head * kv.capacity + rows.first);
     vk.mix_f16_pair(h.scores[0] + at, h.scores[1] + at, static_cast<const uint16_t*>(kv.v) + row * d,
                     rows.n, d, h.out[0], h.out[1]);

@@ -40,18 +40,23 @@ SKIP_KEYS = {"general.architecture", "general.file_type", "llama.embedding_lengt
              "GGUF.tensor_count", "GGUF.kv_count"}
 
 
-def write_model(path, source):
-    """A random f32 Llama of SHAPE with the metadata (tokenizer, norms, rope) of `source`."""
-    reader = gguf.GGUFReader(source)
-    writer = gguf.GGUFWriter(path, "llama")
+def copy_metadata(reader, writer, skip):
+    """Every key of `reader` but those in `skip` (and the header's own GGUF.* fields)."""
     for key, field in reader.fields.items():
-        if key in SKIP_KEYS or key.startswith("GGUF."):
+        if key in skip or key.startswith("GGUF."):
             continue
         vtype = field.types[0]
         if vtype == gguf.GGUFValueType.ARRAY:
             writer.add_key_value(key, field.contents(), vtype, sub_type=field.types[-1])
         else:
             writer.add_key_value(key, field.contents(), vtype)
+
+
+def write_model(path, source):
+    """A random f32 Llama of SHAPE with the metadata (tokenizer, norms, rope) of `source`."""
+    reader = gguf.GGUFReader(source)
+    writer = gguf.GGUFWriter(path, "llama")
+    copy_metadata(reader, writer, SKIP_KEYS)
     s = SHAPE
     e, hd = s["n_embd"], s["n_embd"] // s["n_head"]
     writer.add_embedding_length(e)
@@ -110,14 +115,7 @@ def write_dequantized(src, dst):
     """src with every tensor replaced by its values as the `gguf` package dequantizes them."""
     reader = gguf.GGUFReader(src)
     writer = gguf.GGUFWriter(dst, "llama")
-    for key, field in reader.fields.items():
-        if key == "general.architecture" or key.startswith("GGUF."):
-            continue
-        vtype = field.types[0]
-        if vtype == gguf.GGUFValueType.ARRAY:
-            writer.add_key_value(key, field.contents(), vtype, sub_type=field.types[-1])
-        else:
-            writer.add_key_value(key, field.contents(), vtype)
+    copy_metadata(reader, writer, {"general.architecture"})
     for t in reader.tensors:
         values = gguf.quants.dequantize(t.data, gguf.GGMLQuantizationType(t.tensor_type))
         writer.add_tensor(t.name, values.astype(np.float32).reshape(tuple(reversed(t.shape.tolist()))))

@@ -35,7 +35,8 @@ struct VecKernels {
   // Two query heads that share one KV head (grouped-query attention) against the same n f16
   // rows: scores_f16 / mix_f16 for (q0, s0, p0, out0) and (q1, s1, p1, out1), each bit-identical
   // to those functions on its own; the AVX-512 set converts each row once for both heads and
-  // keeps the outputs in registers.
+  // keeps the outputs in registers. Null in the sets without them (callers take one head at a
+  // time).
   void (*scores_f16_pair)(const float* q0, const float* q1, const uint16_t* k, int64_t n, int64_t d,
                           float scale, float* s0, float* s1);
   void (*mix_f16_pair)(const float* p0, const float* p1, const uint16_t* v, int64_t n, int64_t d,

@@ -32,12 +32,17 @@ inline __m512 load_f16(const uint16_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
-// Rows whose length the pair kernels take (the AVX2 kernels' main loop only, no tails).
+// Rows whose length the pair kernels take (the AVX2 kernels' main loop only, no tails); other
+// lengths go to the AVX2 single-head kernels, one head after the other.
 bool pair_fits(int64_t d) { return d % 16 == 0; }
 
 void scores_f16_pair(const float* q0, const float* q1, const uint16_t* k, int64_t n, int64_t d,
                      float scale, float* s0, float* s1) {
-  if (!pair_fits(d)) return avx2_vec_kernels_impl()->scores_f16_pair(q0, q1, k, n, d, scale, s0, s1);
+  if (!pair_fits(d)) {
+    const VecKernels& single = *avx2_vec_kernels_impl();
+    single.scores_f16(q0, k, n, d, scale, s0);
+    return single.scores_f16(q1, k, n, d, scale, s1);
+  }
   for (int64_t j = 0; j < n; ++j) {
     const uint16_t* row = k + j * d;
     __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
@@ -70,7 +75,11 @@ void mix_columns(const float* p0, const float* p1, const uint16_t* v, int64_t n,
 
 void mix_f16_pair(const float* p0, const float* p1, const uint16_t* v, int64_t n, int64_t d,
                   float* out0, float* out1) {
-  if (!pair_fits(d)) return avx2_vec_kernels_impl()->mix_f16_pair(p0, p1, v, n, d, out0, out1);
+  if (!pair_fits(d)) {
+    const VecKernels& single = *avx2_vec_kernels_impl();
+    single.mix_f16(p0, v, n, d, out0);
+    return single.mix_f16(p1, v, n, d, out1);
+  }
   // Up to 128 columns per pass: 16 accumulators and the converted row stay in registers.
   for (int64_t c0 = 0; c0 < d; c0 += 128) {
     const auto* vc = v + c0;

@@ -65,25 +65,13 @@ void mix_q8(const float* p, const int8_t* v, const float* rs, float uniform, int
   }
 }
 
-
-// Pairs as two single calls: the reference for the AVX-512 pair kernels.
-void scores_f16_pair(const float* q0, const float* q1, const uint16_t* k, int64_t n, int64_t d,
-                     float scale, float* s0, float* s1) {
-  scores_f16(q0, k, n, d, scale, s0);
-  scores_f16(q1, k, n, d, scale, s1);
-}
-void mix_f16_pair(const float* p0, const float* p1, const uint16_t* v, int64_t n, int64_t d,
-                  float* out0, float* out1) {
-  mix_f16(p0, v, n, d, out0);
-  mix_f16(p1, v, n, d, out1);
-}
 }  // namespace
 
 const VecKernels* avx2_vec_kernels_impl();
 const VecKernels* avx512_vec_kernels_impl();
 
 const VecKernels& scalar_vec_kernels() {
-  static const VecKernels k{"scalar", dot_f32, dot_f16, axpy_f32, axpy_f16, to_f16, round_f16, scores_f32, scores_f16, mix_f32, mix_f16, scores_q8, mix_q8, silu_mul, scores_f16_pair, mix_f16_pair};
+  static const VecKernels k{"scalar", dot_f32, dot_f16, axpy_f32, axpy_f16, to_f16, round_f16, scores_f32, scores_f16, mix_f32, mix_f16, scores_q8, mix_q8, silu_mul, nullptr, nullptr};
   return k;
 }
 
