@@ -106,6 +106,12 @@ def test_bench_and_eval(tmp):
     assert [x["test"] for x in j["results"]] == ["pp16", "tg4"]
     assert all(x["tokens_per_second"] > 0 for x in j["results"])
     assert j["type"] == "q4_0" and j["threads"] == min(2, len(os.sched_getaffinity(0)))
+    # -d: the tests start with 40 tokens in the cache, named as llama-bench names them
+    r = run("bench", "-m", model, "-p", "8", "-n", "2", "-d", "40", "-r", "2", "--verify", "2", "--json")
+    assert r.returncode == 0, r.stderr
+    j = json.loads(r.stdout)
+    assert [x["test"] for x in j["results"]] == ["pp8 @ d40", "tg2 @ d40", "verify2 @ d40"], j["results"]
+    assert j["depth"] == 40 and j["n_ctx"] >= 40 + 8 + 2
     r = run("eval", "-m", model, "--tokens", "1,2,3", "--json")
     assert r.returncode == 0, r.stderr
     j = json.loads(r.stdout)

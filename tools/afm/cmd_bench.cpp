@@ -1,8 +1,10 @@
-// `afm bench -m MODEL [-p 512] [-n 128] [-t N] [-r 3] [--verify K] [--json]`: prompt processing
-// (one batch of p tokens) and text generation (n single-token steps from an empty context) in
-// tokens/s, mean and standard deviation over r repetitions after a warm-up, as llama-bench
-// measures. --verify K adds speculative verification: passes of K tokens whose rows are each
-// exact (LogitRows::kAllExact), and what one pass costs in decode steps.
+// `afm bench -m MODEL [-p 512] [-n 128] [-d 0] [-t N] [-r 3] [--verify K] [--json]`: prompt
+// processing (one batch of p tokens) and text generation (n single-token steps) in tokens/s,
+// mean and standard deviation over r repetitions after a warm-up, as llama-bench measures. Each
+// test starts from an empty context, or with -d D from D tokens already in the cache (untimed,
+// llama-bench's -d: "pp512 @ d4096"). --verify K adds speculative verification: passes of K
+// tokens whose rows are each exact (LogitRows::kAllExact), and what one pass costs in decode
+// steps.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -27,6 +29,7 @@ struct BenchArgs {
   int64_t n_prompt = 512, n_gen = 128;
   int repetitions = 3;
   int64_t verify = 0;  // tokens per verification pass (0: no such test)
+  int64_t depth = 0;   // tokens in the cache before each test
   bool json = false;
   bool full_prefill = false, sequential_tracks = false;
 };
@@ -69,15 +72,33 @@ std::string dominant_type(const gguf::File& file, uint64_t& bytes, uint64_t& par
   return best;
 }
 
-// Passes of a.verify tokens, each row exact, from an empty context: n_gen / verify passes.
-Result verify_result(const BenchArgs& a, model::Context& ctx, const std::vector<int32_t>& gen) {
+// Puts the context at filler.size() positions, untimed: the filler is evaluated once and later
+// calls truncate back to it (evaluating it again only where the cache cannot keep a prefix).
+void reset_to_depth(model::Context& ctx, const std::vector<int32_t>& filler) {
+  const auto depth = static_cast<int64_t>(filler.size());
+  if (depth > 0 && ctx.n_past() >= depth && depth >= ctx.min_exact_truncate()) {
+    ctx.truncate(depth);
+    return;
+  }
+  ctx.truncate(0);
+  if (depth > 0) ctx.eval(filler);
+}
+
+// "pp512", or "pp512 @ d4096" (llama-bench's name) when the test starts at a depth.
+std::string test_name(const std::string& test, int64_t depth) {
+  return depth > 0 ? test + " @ d" + std::to_string(depth) : test;
+}
+
+// Passes of a.verify tokens, each row exact, from the depth: n_gen / verify passes.
+Result verify_result(const BenchArgs& a, model::Context& ctx, const std::vector<int32_t>& gen,
+                     const std::vector<int32_t>& filler) {
   const int64_t k = a.verify, passes = std::max<int64_t>(1, static_cast<int64_t>(gen.size()) / k);
   std::vector<int32_t> tokens(passes * k);
   for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = gen[i % gen.size()];
   std::vector<float> rows;
-  Result r{"verify" + std::to_string(k), {}, passes * k};
+  Result r{test_name("verify" + std::to_string(k), a.depth), {}, passes * k};
   for (int i = -1; i < a.repetitions; ++i) {
-    ctx.truncate(0);
+    reset_to_depth(ctx, filler);
     const double s = seconds_of([&] {
       for (int64_t p = 0; p < (i < 0 ? 1 : passes); ++p) {
         ctx.eval_all_exact(std::span<const int32_t>(tokens).subspan(p * k, k), rows);
@@ -102,29 +123,30 @@ void run_bench(const BenchArgs& a) {
   const Engine e = load_engine(a.engine);
   std::mt19937 rng(1234);
   std::uniform_int_distribution<int32_t> dist(0, static_cast<int32_t>(e.model->hparams().n_vocab - 1));
-  std::vector<int32_t> prompt(a.n_prompt), gen(std::max<int64_t>(a.n_gen, 1));
+  std::vector<int32_t> prompt(a.n_prompt), gen(std::max<int64_t>(a.n_gen, 1)), filler(a.depth);
   for (int32_t& t : prompt) t = dist(rng);
   for (int32_t& t : gen) t = dist(rng);
+  for (int32_t& t : filler) t = dist(rng);
   model::ContextOptions opts = context_options(a.engine, e);
-  opts.n_ctx = std::max<int64_t>(opts.n_ctx, a.n_prompt + a.n_gen + 1);
+  opts.n_ctx = std::max<int64_t>(opts.n_ctx, a.depth + std::max(a.n_prompt + a.n_gen, a.verify * 4) + 1);
   opts.n_batch = std::max<int64_t>({a.n_prompt, a.verify, 1});
   opts.full_prefill = a.full_prefill;
   opts.sequential_tracks = a.sequential_tracks;
   model::Context ctx(e.model, opts);
   std::vector<Result> results;
   if (a.n_prompt > 0) {
-    Result r{"pp" + std::to_string(a.n_prompt), {}, a.n_prompt};
+    Result r{test_name("pp" + std::to_string(a.n_prompt), a.depth), {}, a.n_prompt};
     for (int i = -1; i < a.repetitions; ++i) {  // i = -1: warm-up
-      ctx.truncate(0);
+      reset_to_depth(ctx, filler);
       const double s = seconds_of([&] { ctx.eval(prompt); });
       if (i >= 0) r.seconds.push_back(s);
     }
     results.push_back(r);
   }
   if (a.n_gen > 0) {
-    Result r{"tg" + std::to_string(a.n_gen), {}, a.n_gen};
+    Result r{test_name("tg" + std::to_string(a.n_gen), a.depth), {}, a.n_gen};
     for (int i = -1; i < a.repetitions; ++i) {
-      ctx.truncate(0);
+      reset_to_depth(ctx, filler);
       const double s = seconds_of([&] {
         for (int64_t t = 0; t < (i < 0 ? 1 : a.n_gen); ++t) ctx.eval(std::span<const int32_t>(&gen[t], 1));
       });
@@ -132,7 +154,7 @@ void run_bench(const BenchArgs& a) {
     }
     results.push_back(r);
   }
-  if (a.verify > 0) results.push_back(verify_result(a, ctx, gen));
+  if (a.verify > 0) results.push_back(verify_result(a, ctx, gen, filler));
   uint64_t bytes = 0, params = 0;
   const std::string type = dominant_type(e.model->file(), bytes, params);
   const std::string isa = cpu::best_gemm_kernels().isa;
@@ -144,6 +166,7 @@ void run_bench(const BenchArgs& a) {
                         {"kv_type", ops::kv_type_name(opts.kv_type)},
                         {"kv_bytes", ctx.state().kv_bytes()},
                         {"kv_bytes_per_token", ctx.state().kv_bytes_per_token()},
+                        {"depth", a.depth},
                         {"full_prefill", a.full_prefill},
                         {"sequential_tracks", a.sequential_tracks}};
     for (const Result& r : results) {
@@ -154,11 +177,11 @@ void run_bench(const BenchArgs& a) {
     std::printf("%s\n", j.dump(2).c_str());
     return;
   }
-  std::printf("| %-10s | %9s | %8s | %-6s | %7s | %-7s | %8s | %16s |\n", "arch", "size", "params",
+  std::printf("| %-10s | %9s | %8s | %-6s | %7s | %-7s | %16s | %16s |\n", "arch", "size", "params",
               "type", "threads", "isa", "test", "t/s");
-  std::printf("|%s|\n", std::string(95, '-').c_str());
+  std::printf("|%s|\n", std::string(103, '-').c_str());
   for (const Result& r : results) {
-    std::printf("| %-10s | %6.1f MiB | %6.1f M | %-6s | %7d | %-7s | %8s | %8.2f ± %5.2f |\n",
+    std::printf("| %-10s | %6.1f MiB | %6.1f M | %-6s | %7d | %-7s | %16s | %8.2f ± %5.2f |\n",
                 e.model->hparams().arch.c_str(), bytes / 1048576.0, params / 1e6, type.c_str(),
                 ctx.n_threads(), isa.c_str(), r.test.c_str(), r.mean_tps(), r.stddev_tps());
   }
@@ -181,6 +204,9 @@ void setup_bench(CLI::App& root) {
       ->capture_default_str()->check(at_least(0));
   cmd->add_option("-r,--repetitions", a->repetitions, "Repetitions per test")
       ->capture_default_str()->check(at_least(1));
+  cmd->add_option("-d,--depth", a->depth,
+                  "Tokens already in the cache when each test starts (untimed; llama-bench's -d)")
+      ->capture_default_str()->check(at_least(0));
   cmd->add_option("--verify", a->verify,
                   "Also time speculative verification passes of this many tokens, every row "
                   "exact (0 = skip)")
