@@ -60,7 +60,7 @@ LayerScratch::LayerScratch(const AttentionConfig& a, int64_t n_ff, int64_t n_bat
       attn(n_batch * a.n_head * a.head_dim),
       gate(n_batch * n_ff),
       up(n_batch * n_ff),
-      scores(static_cast<size_t>(n_threads) * 2 * n_ctx),  // ops::attention's scratch
+      scores(static_cast<size_t>(n_threads) * 4 * n_ctx),  // ops::attention's scratch
       positions(n_batch) {
   act.reserve(n_batch, std::max({a.n_embd, a.n_head * a.head_dim, n_ff}));
 }

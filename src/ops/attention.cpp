@@ -61,58 +61,118 @@ void softmax_inplace(float* x, int64_t n) {
   for (int64_t j = 0; j < n; ++j) x[j] *= inv;
 }
 
-// The query heads of one item: one head, or two that share a KV head (grouped-query attention).
-struct Heads {
-  int n;                 // 1 or 2
-  const float* q[2];     // (head_dim) each
-  float* scores[2];      // (hi - lo + 1) each
-  float* out[2];         // (head_dim) each
+// Calls fn(rows, offset) for the runs of cache slots that hold positions [lo, hi], in position
+// order (a ring wraps at most once); offset counts positions from lo.
+template <class Fn>
+void for_runs(const KvLayerView& kv, int64_t lo, int64_t hi, Fn fn) {
+  const int64_t n = hi - lo + 1;
+  if (n <= 0) return;
+  if (!kv.ring) return fn(Rows{lo, n}, 0);
+  const int64_t first = lo % kv.capacity;
+  const int64_t until_end = std::min(n, kv.capacity - first);
+  fn(Rows{first, until_end}, 0);
+  if (until_end < n) fn(Rows{0, n - until_end}, until_end);
+}
+
+// Several query rows (heads and queries that share a KV head) over the same positions
+// [lo, hi]: row i's scores go to s[i][0 ..], its mixed values into out[i]. An f16 cache converts
+// each cache row once for four or two query rows where the vector set has those kernels
+// (bit-identical to one row at a time); otherwise the rows go one by one.
+struct SpanRows {
+  int n;  // 1 .. 4
+  const float* q[4];
+  float* s[4];
+  float* out[4];
 };
 
-// An f16 cache converts each row once for a pair of heads where the vector set has pair kernels
-// (VecKernels::*_pair, bit-identical to one head at a time); otherwise heads go one by one.
-void heads_scores(const Heads& h, const KvLayerView& kv, int64_t kv_head, Rows rows, int64_t at,
-                  int64_t d, float scale, const cpu::VecKernels& vk) {
-  if (h.n == 2 && kv.type == KvType::kF16 && vk.scores_f16_pair != nullptr) {
-    const size_t row = static_cast<size_t>(kv_head * kv.capacity + rows.first);
-    vk.scores_f16_pair(h.q[0], h.q[1], static_cast<const uint16_t*>(kv.k) + row * d, rows.n, d, scale,
-                       h.scores[0] + at, h.scores[1] + at);
-    return;
-  }
-  for (int i = 0; i < h.n; ++i) row_scores(h.q[i], kv, kv_head, rows, d, scale, h.scores[i] + at, vk);
+void span_scores(const SpanRows& r, const KvLayerView& kv, int64_t kv_head, int64_t lo, int64_t hi,
+                 int64_t d, float scale, const cpu::VecKernels& vk) {
+  for_runs(kv, lo, hi, [&](Rows rows, int64_t at) {
+    const auto* k = static_cast<const uint16_t*>(kv.k) + static_cast<size_t>(kv_head * kv.capacity + rows.first) * d;
+    float* const s[4] = {r.s[0] + at, r.s[1] + at, r.s[2] + at, r.s[3] + at};
+    int i = 0;
+    if (kv.type == KvType::kF16 && r.n == 4 && vk.scores_f16_quad != nullptr) {
+      vk.scores_f16_quad(r.q, k, rows.n, d, scale, s);
+      i = 4;
+    }
+    for (; kv.type == KvType::kF16 && i + 2 <= r.n && vk.scores_f16_pair != nullptr; i += 2) {
+      vk.scores_f16_pair(r.q[i], r.q[i + 1], k, rows.n, d, scale, s[i], s[i + 1]);
+    }
+    for (; i < r.n; ++i) row_scores(r.q[i], kv, kv_head, rows, d, scale, s[i], vk);
+  });
 }
 
-void heads_mix(const Heads& h, const KvLayerView& kv, int64_t kv_head, Rows rows, int64_t at,
-               int64_t d, const cpu::VecKernels& vk) {
-  if (h.n == 2 && kv.type == KvType::kF16 && vk.mix_f16_pair != nullptr) {
-    const size_t row = static_cast<size_t>(kv_head * kv.capacity + rows.first);
-    vk.mix_f16_pair(h.scores[0] + at, h.scores[1] + at, static_cast<const uint16_t*>(kv.v) + row * d,
-                    rows.n, d, h.out[0], h.out[1]);
-    return;
-  }
-  for (int i = 0; i < h.n; ++i) row_mix(h.scores[i] + at, kv, kv_head, rows, d, h.out[i], vk);
+// Adds the rows' mix over [lo, hi] to out (p: the softmaxed scores, as span_scores laid them).
+void span_mix(const SpanRows& r, const KvLayerView& kv, int64_t kv_head, int64_t lo, int64_t hi,
+              int64_t d, const cpu::VecKernels& vk) {
+  for_runs(kv, lo, hi, [&](Rows rows, int64_t at) {
+    const auto* v = static_cast<const uint16_t*>(kv.v) + static_cast<size_t>(kv_head * kv.capacity + rows.first) * d;
+    const float* p[4] = {r.s[0] + at, r.s[1] + at, r.s[2] + at, r.s[3] + at};
+    int i = 0;
+    if (kv.type == KvType::kF16 && r.n == 4 && vk.mix_f16_quad != nullptr) {
+      vk.mix_f16_quad(p, v, rows.n, d, r.out);
+      i = 4;
+    }
+    for (; kv.type == KvType::kF16 && i + 2 <= r.n && vk.mix_f16_pair != nullptr; i += 2) {
+      vk.mix_f16_pair(p[i], p[i + 1], v, rows.n, d, r.out[i], r.out[i + 1]);
+    }
+    for (; i < r.n; ++i) row_mix(p[i], kv, kv_head, rows, d, r.out[i], vk);
+  });
 }
 
-// One query's heads over positions [lo, hi]: at most two runs of slots (a ring wraps once).
-void attend(const Heads& h, const KvLayerView& kv, int64_t kv_head, int64_t lo, int64_t hi,
-            int64_t d, float scale, const cpu::VecKernels& vk) {
-  Rows runs[2];
-  int n_runs = 1;
-  const int64_t n = hi - lo + 1;
-  if (!kv.ring) {
-    runs[0] = {lo, n};
+// The query rows of one item: the heads (one or two) that share a KV head, of one or two
+// consecutive queries. Query b sees positions [lo[b], hi[b]]; with two, lo[0] <= lo[1] and
+// hi[1] = hi[0] + 1.
+struct Item {
+  int queries, heads;
+  int64_t lo[2], hi[2];
+  const float* q[2][2];  // [query][head], head_dim each
+  float* scores[2][2];   // hi - lo + 1 entries each
+  float* out[2][2];
+};
+
+// The rows of `queries` (a bit set: 1 = query 0, 2 = query 1), their scores starting `first[b]`
+// positions into query b's row.
+SpanRows rows_of(const Item& it, unsigned queries, const int64_t first[2]) {
+  SpanRows r{0, {}, {}, {}};
+  for (int b = 0; b < it.queries; ++b) {
+    if (!(queries >> b & 1)) continue;
+    for (int h = 0; h < it.heads; ++h, ++r.n) {
+      r.q[r.n] = it.q[b][h];
+      r.s[r.n] = it.scores[b][h] + first[b];
+      r.out[r.n] = it.out[b][h];
+    }
+  }
+  return r;
+}
+
+// Query 0 alone over [lo0, lo1 - 1], both over [lo1, hi0], query 1 alone at hi1: each query's
+// scores and its mix over the cache in position order, as if it were computed alone.
+void attend(const Item& it, const KvLayerView& kv, int64_t kv_head, int64_t d, float scale,
+            const cpu::VecKernels& vk) {
+  const int64_t zero[2] = {0, 0};
+  if (it.queries == 1) {
+    span_scores(rows_of(it, 1, zero), kv, kv_head, it.lo[0], it.hi[0], d, scale, vk);
   } else {
-    const int64_t first = lo % kv.capacity;
-    const int64_t until_end = std::min(n, kv.capacity - first);
-    runs[0] = {first, until_end};
-    if (until_end < n) runs[n_runs++] = {0, n - until_end};
+    const int64_t shared[2] = {it.lo[1] - it.lo[0], 0}, last[2] = {0, it.hi[1] - it.lo[1]};
+    span_scores(rows_of(it, 1, zero), kv, kv_head, it.lo[0], std::min(it.lo[1] - 1, it.hi[0]), d, scale, vk);
+    span_scores(rows_of(it, 3, shared), kv, kv_head, it.lo[1], it.hi[0], d, scale, vk);
+    span_scores(rows_of(it, 2, last), kv, kv_head, it.hi[1], it.hi[1], d, scale, vk);
   }
-  for (int r = 0, at = 0; r < n_runs; at += runs[r].n, ++r) heads_scores(h, kv, kv_head, runs[r], at, d, scale, vk);
-  for (int i = 0; i < h.n; ++i) {
-    softmax_inplace(h.scores[i], n);
-    std::memset(h.out[i], 0, d * sizeof(float));
+  for (int b = 0; b < it.queries; ++b) {
+    for (int h = 0; h < it.heads; ++h) {
+      softmax_inplace(it.scores[b][h], it.hi[b] - it.lo[b] + 1);
+      std::memset(it.out[b][h], 0, d * sizeof(float));
+    }
   }
-  for (int r = 0, at = 0; r < n_runs; at += runs[r].n, ++r) heads_mix(h, kv, kv_head, runs[r], at, d, vk);
+  if (it.queries == 1) {
+    span_mix(rows_of(it, 1, zero), kv, kv_head, it.lo[0], it.hi[0], d, vk);
+  } else {
+    const int64_t shared[2] = {it.lo[1] - it.lo[0], 0}, last[2] = {0, it.hi[1] - it.lo[1]};
+    span_mix(rows_of(it, 1, zero), kv, kv_head, it.lo[0], std::min(it.lo[1] - 1, it.hi[0]), d, vk);
+    span_mix(rows_of(it, 3, shared), kv, kv_head, it.lo[1], it.hi[0], d, vk);
+    span_mix(rows_of(it, 2, last), kv, kv_head, it.hi[1], it.hi[1], d, vk);
+  }
 }
 
 }  // namespace
@@ -130,26 +190,32 @@ void attention(const float* q, int64_t tokens, int64_t pos0, const KvLayerView& 
                const AttentionShape& shape, float scale, float* out, std::vector<float>& scratch,
                Workers& pool) {
   const int64_t max_keys = pos0 + tokens;
-  const size_t need = static_cast<size_t>(pool.size()) * 2 * max_keys;
+  const size_t need = static_cast<size_t>(pool.size()) * 4 * max_keys;
   if (scratch.size() < need) scratch.resize(need);
   const int64_t group = shape.n_head / shape.n_head_kv;
-  const int64_t pairs = (group + 1) / 2;  // items per (query, KV head): heads two at a time
+  // Items: (pair of consecutive queries, KV head, pair of its query heads).
+  const int64_t head_pairs = (group + 1) / 2, query_pairs = (tokens + 1) / 2;
   const cpu::VecKernels& vk = cpu::best_vec_kernels();
   pool.run([&](int index, int count) {
-    float* scores = scratch.data() + index * 2 * max_keys;
-    const Range items = split_range(tokens * shape.n_head_kv * pairs, index, count);
+    float* scores = scratch.data() + index * 4 * max_keys;
+    const Range items = split_range(query_pairs * shape.n_head_kv * head_pairs, index, count);
     for (int64_t item = items.begin; item < items.end; ++item) {
-      const int64_t t = item / (shape.n_head_kv * pairs), kv_head = item / pairs % shape.n_head_kv;
-      const int64_t h0 = kv_head * group + 2 * (item % pairs);
-      Heads h{static_cast<int>(std::min<int64_t>(2, (kv_head + 1) * group - h0)), {}, {scores, scores + max_keys}, {}};
-      for (int i = 0; i < h.n; ++i) {
-        const int64_t offset = (t * shape.n_head + h0 + i) * shape.head_dim;
-        h.q[i] = q + offset;
-        h.out[i] = out + offset;
+      const int64_t t0 = 2 * (item / (shape.n_head_kv * head_pairs));
+      const int64_t kv_head = item / head_pairs % shape.n_head_kv;
+      const int64_t h0 = kv_head * group + 2 * (item % head_pairs);
+      Item it{static_cast<int>(std::min<int64_t>(2, tokens - t0)),
+              static_cast<int>(std::min<int64_t>(2, (kv_head + 1) * group - h0)), {}, {}, {}, {}, {}};
+      for (int b = 0; b < it.queries; ++b) {
+        it.hi[b] = pos0 + t0 + b;
+        it.lo[b] = shape.window > 0 ? std::max<int64_t>(0, it.hi[b] - shape.window + 1) : 0;
+        for (int h = 0; h < it.heads; ++h) {
+          const int64_t offset = ((t0 + b) * shape.n_head + h0 + h) * shape.head_dim;
+          it.q[b][h] = q + offset;
+          it.out[b][h] = out + offset;
+          it.scores[b][h] = scores + (2 * b + h) * max_keys;
+        }
       }
-      const int64_t hi = pos0 + t;
-      const int64_t lo = shape.window > 0 ? std::max<int64_t>(0, hi - shape.window + 1) : 0;
-      attend(h, kv, kv_head, lo, hi, shape.head_dim, scale, vk);
+      attend(it, kv, kv_head, shape.head_dim, scale, vk);
     }
   });
 }

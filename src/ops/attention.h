@@ -1,8 +1,9 @@
 // Causal scaled-dot-product attention of a batch of queries against one layer's KV cache, with
 // grouped-query heads (n_head a multiple of n_head_kv), an optional sliding window and a cache
 // that is either linear (position p in slot p) or a ring (slot p % capacity). Parallel over
-// (query, pair of query heads sharing a KV head); each head's result is the same whatever the
-// batch, the pairing or the thread count (bit-identical: speculative verification relies on it).
+// (pair of consecutive queries, pair of query heads sharing a KV head), so that each cached row
+// is read once for up to four query rows; each query head's result is the same whatever the
+// batch, the grouping or the thread count (bit-identical: speculative verification relies on it).
 #pragma once
 
 #include <cstdint>
@@ -37,7 +38,7 @@ struct AttentionShape {
 // q: (tokens, n_head, head_dim) for positions pos0 .. pos0 + tokens - 1, whose K/V are already
 // in the cache. Query t attends to positions [lo, pos0 + t] (lo = 0 or the window's start), all
 // of which the cache must still hold. out: (tokens, n_head * head_dim).
-// scratch grows to n_threads * 2 * (pos0 + tokens) floats (reserve it first on a ThreadTeam).
+// scratch grows to n_threads * 4 * (pos0 + tokens) floats (reserve it first on a ThreadTeam).
 void attention(const float* q, int64_t tokens, int64_t pos0, const KvLayerView& kv,
                const AttentionShape& shape, float scale, float* out, std::vector<float>& scratch,
                Workers& pool);

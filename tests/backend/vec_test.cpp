@@ -94,7 +94,7 @@ TEST(Vec, SiluMulMatchesScalarIncludingExtremes) {
 namespace afm::cpu {
 namespace {
 
-// The AVX-512 grouped-query pairs: bit-identical to the AVX2 single-head functions (the same
+// The AVX-512 grouped-query pairs and quads: bit-identical to the AVX2 single-head functions (the same
 // arithmetic lane for lane), on head sizes the fast path takes (multiples of 16, over one and
 // two register passes) and one it hands back (40). The other sets have no pairs.
 TEST(Vec, AttentionPairsEqualTwoSingleHeadCalls) {
@@ -129,6 +129,23 @@ TEST(Vec, AttentionPairsEqualTwoSingleHeadCalls) {
         for (int64_t i = 0; i < d; ++i) {
           ASSERT_EQ(o0[i], x0[i]) << ks->isa << " d " << d << " n " << n << " at " << i;
           ASSERT_EQ(o1[i], x1[i]) << ks->isa << " d " << d << " n " << n << " at " << i;
+        }
+        // Four rows (two heads of two queries): q1 / p1 and the two reversed stand for the others.
+        std::vector<float> rq0(q0.rbegin(), q0.rend()), rq1(q1.rbegin(), q1.rend());
+        std::vector<float> rp0(p0.rbegin(), p0.rend()), rp1(p1.rbegin(), p1.rend());
+        const float* q4[4] = {q0.data(), q1.data(), rq0.data(), rq1.data()};
+        const float* p4[4] = {p0.data(), p1.data(), rp0.data(), rp1.data()};
+        std::vector<std::vector<float>> s4(4, std::vector<float>(n)), o4(4, std::vector<float>(d, 0.75f));
+        float* const s4p[4] = {s4[0].data(), s4[1].data(), s4[2].data(), s4[3].data()};
+        float* const o4p[4] = {o4[0].data(), o4[1].data(), o4[2].data(), o4[3].data()};
+        ks->scores_f16_quad(q4, rows.data(), n, d, 0.125f, s4p);
+        ks->mix_f16_quad(p4, rows.data(), n, d, o4p);
+        for (int r = 0; r < 4; ++r) {
+          std::vector<float> ws(n), wo(d, 0.75f);
+          single.scores_f16(q4[r], rows.data(), n, d, 0.125f, ws.data());
+          single.mix_f16(p4[r], rows.data(), n, d, wo.data());
+          ASSERT_EQ(s4[r], ws) << "quad scores, row " << r << " d " << d << " n " << n;
+          ASSERT_EQ(o4[r], wo) << "quad mix, row " << r << " d " << d << " n " << n;
         }
       }
     }

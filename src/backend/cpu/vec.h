@@ -41,6 +41,13 @@ struct VecKernels {
                           float scale, float* s0, float* s1);
   void (*mix_f16_pair)(const float* p0, const float* p1, const uint16_t* v, int64_t n, int64_t d,
                        float* out0, float* out1);
+  // The same for four query rows (two heads of two consecutive queries) over rows all four see:
+  // each row's scores and mixed output bit-identical to scores_f16 / mix_f16 alone. Null where
+  // the set has no such kernel.
+  void (*scores_f16_quad)(const float* const q[4], const uint16_t* k, int64_t n, int64_t d,
+                          float scale, float* const s[4]);
+  void (*mix_f16_quad)(const float* const p[4], const uint16_t* v, int64_t n, int64_t d,
+                       float* const out[4]);
 };
 
 const VecKernels& scalar_vec_kernels();

@@ -167,7 +167,7 @@ void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
 }  // namespace
 
 const VecKernels* avx2_vec_kernels_impl() {
-  static const VecKernels k{"avx2", dot_f32, dot_f16, axpy_f32, axpy_f16, to_f16, round_f16, scores_f32, scores_f16, mix_f32, mix_f16, scores_q8, mix_q8, silu_mul, nullptr, nullptr};
+  static const VecKernels k{"avx2", dot_f32, dot_f16, axpy_f32, axpy_f16, to_f16, round_f16, scores_f32, scores_f16, mix_f32, mix_f16, scores_q8, mix_q8, silu_mul, nullptr, nullptr, nullptr, nullptr};
   return &k;
 }
 

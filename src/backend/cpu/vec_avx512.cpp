@@ -36,6 +36,59 @@ inline __m512 load_f16(const uint16_t* p) {
 // lengths go to the AVX2 single-head kernels, one head after the other.
 bool pair_fits(int64_t d) { return d % 16 == 0; }
 
+// Scores of NQ query rows against the same n rows: one conversion of each row for all of them.
+template <int NQ>
+void scores_rows(const float* const q[NQ], const uint16_t* k, int64_t n, int64_t d, float scale,
+                 float* const s[NQ]) {
+  for (int64_t j = 0; j < n; ++j) {
+    const uint16_t* row = k + j * d;
+    __m512 a[NQ];
+    for (int i = 0; i < NQ; ++i) a[i] = _mm512_setzero_ps();
+    for (int64_t c = 0; c < d; c += 16) {
+      const __m512 kv = load_f16(row + c);
+      for (int i = 0; i < NQ; ++i) a[i] = _mm512_fmadd_ps(_mm512_loadu_ps(q[i] + c), kv, a[i]);
+    }
+    for (int i = 0; i < NQ; ++i) s[i][j] = reduce(a[i]) * scale;
+  }
+}
+
+// out[i] columns [0, 16 V) of a pass over all n rows, in registers (NQ x V accumulators).
+template <int NQ, int V>
+void mix_columns(const float* const p[NQ], const uint16_t* v, int64_t n, int64_t d,
+                 float* const out[NQ], int64_t c0) {
+  __m512 o[NQ][V];
+  for (int i = 0; i < NQ; ++i)
+    for (int c = 0; c < V; ++c) o[i][c] = _mm512_loadu_ps(out[i] + c0 + 16 * c);
+  for (int64_t j = 0; j < n; ++j) {
+    __m512 w[NQ];
+    for (int i = 0; i < NQ; ++i) w[i] = _mm512_set1_ps(p[i][j]);
+    for (int c = 0; c < V; ++c) {
+      const __m512 x = load_f16(v + j * d + c0 + 16 * c);
+      for (int i = 0; i < NQ; ++i) o[i][c] = _mm512_fmadd_ps(w[i], x, o[i][c]);
+    }
+  }
+  for (int i = 0; i < NQ; ++i)
+    for (int c = 0; c < V; ++c) _mm512_storeu_ps(out[i] + c0 + 16 * c, o[i][c]);
+}
+
+// Column passes of at most 16 x kWidth values: 2 x 8 or 4 x 4 accumulators plus the row.
+template <int NQ>
+void mix_rows(const float* const p[NQ], const uint16_t* v, int64_t n, int64_t d, float* const out[NQ]) {
+  constexpr int kWidth = NQ <= 2 ? 8 : 4;
+  for (int64_t c0 = 0; c0 < d; c0 += 16 * kWidth) {
+    switch ((d - c0 < 16 * kWidth ? d - c0 : 16 * kWidth) / 16) {
+      case 1: mix_columns<NQ, 1>(p, v, n, d, out, c0); break;
+      case 2: mix_columns<NQ, 2>(p, v, n, d, out, c0); break;
+      case 3: mix_columns<NQ, 3>(p, v, n, d, out, c0); break;
+      case 4: mix_columns<NQ, 4>(p, v, n, d, out, c0); break;
+      case 5: if constexpr (kWidth >= 5) mix_columns<NQ, 5>(p, v, n, d, out, c0); break;
+      case 6: if constexpr (kWidth >= 6) mix_columns<NQ, 6>(p, v, n, d, out, c0); break;
+      case 7: if constexpr (kWidth >= 7) mix_columns<NQ, 7>(p, v, n, d, out, c0); break;
+      default: if constexpr (kWidth >= 8) mix_columns<NQ, 8>(p, v, n, d, out, c0); break;
+    }
+  }
+}
+
 void scores_f16_pair(const float* q0, const float* q1, const uint16_t* k, int64_t n, int64_t d,
                      float scale, float* s0, float* s1) {
   if (!pair_fits(d)) {
@@ -43,34 +96,9 @@ void scores_f16_pair(const float* q0, const float* q1, const uint16_t* k, int64_
     single.scores_f16(q0, k, n, d, scale, s0);
     return single.scores_f16(q1, k, n, d, scale, s1);
   }
-  for (int64_t j = 0; j < n; ++j) {
-    const uint16_t* row = k + j * d;
-    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
-    for (int64_t i = 0; i < d; i += 16) {
-      const __m512 kv = load_f16(row + i);
-      a0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + i), kv, a0);
-      a1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + i), kv, a1);
-    }
-    s0[j] = reduce(a0) * scale;
-    s1[j] = reduce(a1) * scale;
-  }
-}
-
-// out0 / out1 columns [0, 16 V) of a pass over all n rows, in registers.
-template <int V>
-void mix_columns(const float* p0, const float* p1, const uint16_t* v, int64_t n, int64_t d,
-                 float* out0, float* out1) {
-  __m512 o0[V], o1[V];
-  for (int c = 0; c < V; ++c) o0[c] = _mm512_loadu_ps(out0 + 16 * c), o1[c] = _mm512_loadu_ps(out1 + 16 * c);
-  for (int64_t j = 0; j < n; ++j) {
-    const __m512 w0 = _mm512_set1_ps(p0[j]), w1 = _mm512_set1_ps(p1[j]);
-    for (int c = 0; c < V; ++c) {
-      const __m512 x = load_f16(v + j * d + 16 * c);
-      o0[c] = _mm512_fmadd_ps(w0, x, o0[c]);
-      o1[c] = _mm512_fmadd_ps(w1, x, o1[c]);
-    }
-  }
-  for (int c = 0; c < V; ++c) _mm512_storeu_ps(out0 + 16 * c, o0[c]), _mm512_storeu_ps(out1 + 16 * c, o1[c]);
+  const float* q[2] = {q0, q1};
+  float* const s[2] = {s0, s1};
+  scores_rows<2>(q, k, n, d, scale, s);
 }
 
 void mix_f16_pair(const float* p0, const float* p1, const uint16_t* v, int64_t n, int64_t d,
@@ -80,21 +108,26 @@ void mix_f16_pair(const float* p0, const float* p1, const uint16_t* v, int64_t n
     single.mix_f16(p0, v, n, d, out0);
     return single.mix_f16(p1, v, n, d, out1);
   }
-  // Up to 128 columns per pass: 16 accumulators and the converted row stay in registers.
-  for (int64_t c0 = 0; c0 < d; c0 += 128) {
-    const auto* vc = v + c0;
-    float *a = out0 + c0, *b = out1 + c0;
-    switch ((d - c0 < 128 ? d - c0 : 128) / 16) {
-      case 1: mix_columns<1>(p0, p1, vc, n, d, a, b); break;
-      case 2: mix_columns<2>(p0, p1, vc, n, d, a, b); break;
-      case 3: mix_columns<3>(p0, p1, vc, n, d, a, b); break;
-      case 4: mix_columns<4>(p0, p1, vc, n, d, a, b); break;
-      case 5: mix_columns<5>(p0, p1, vc, n, d, a, b); break;
-      case 6: mix_columns<6>(p0, p1, vc, n, d, a, b); break;
-      case 7: mix_columns<7>(p0, p1, vc, n, d, a, b); break;
-      default: mix_columns<8>(p0, p1, vc, n, d, a, b); break;
-    }
+  const float* p[2] = {p0, p1};
+  float* const out[2] = {out0, out1};
+  mix_rows<2>(p, v, n, d, out);
+}
+
+void scores_f16_quad(const float* const q[4], const uint16_t* k, int64_t n, int64_t d, float scale,
+                     float* const s[4]) {
+  if (!pair_fits(d)) {
+    for (int i = 0; i < 4; ++i) avx2_vec_kernels_impl()->scores_f16(q[i], k, n, d, scale, s[i]);
+    return;
   }
+  scores_rows<4>(q, k, n, d, scale, s);
+}
+
+void mix_f16_quad(const float* const p[4], const uint16_t* v, int64_t n, int64_t d, float* const out[4]) {
+  if (!pair_fits(d)) {
+    for (int i = 0; i < 4; ++i) avx2_vec_kernels_impl()->mix_f16(p[i], v, n, d, out[i]);
+    return;
+  }
+  mix_rows<4>(p, v, n, d, out);
 }
 
 }  // namespace
@@ -105,6 +138,8 @@ const VecKernels* avx512_vec_kernels_impl() {
     set.isa = "avx512";
     set.scores_f16_pair = scores_f16_pair;
     set.mix_f16_pair = mix_f16_pair;
+    set.scores_f16_quad = scores_f16_quad;
+    set.mix_f16_quad = mix_f16_quad;
     return set;
   }();
   return &k;
