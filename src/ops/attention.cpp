@@ -89,7 +89,8 @@ void span_scores(const SpanRows& r, const KvLayerView& kv, int64_t kv_head, int6
                  int64_t d, float scale, const cpu::VecKernels& vk) {
   for_runs(kv, lo, hi, [&](Rows rows, int64_t at) {
     const auto* k = static_cast<const uint16_t*>(kv.k) + static_cast<size_t>(kv_head * kv.capacity + rows.first) * d;
-    float* const s[4] = {r.s[0] + at, r.s[1] + at, r.s[2] + at, r.s[3] + at};
+    float* s[4] = {};
+    for (int j = 0; j < r.n; ++j) s[j] = r.s[j] + at;
     int i = 0;
     if (kv.type == KvType::kF16 && r.n == 4 && vk.scores_f16_quad != nullptr) {
       vk.scores_f16_quad(r.q, k, rows.n, d, scale, s);
@@ -107,7 +108,8 @@ void span_mix(const SpanRows& r, const KvLayerView& kv, int64_t kv_head, int64_t
               int64_t d, const cpu::VecKernels& vk) {
   for_runs(kv, lo, hi, [&](Rows rows, int64_t at) {
     const auto* v = static_cast<const uint16_t*>(kv.v) + static_cast<size_t>(kv_head * kv.capacity + rows.first) * d;
-    const float* p[4] = {r.s[0] + at, r.s[1] + at, r.s[2] + at, r.s[3] + at};
+    const float* p[4] = {};
+    for (int j = 0; j < r.n; ++j) p[j] = r.s[j] + at;
     int i = 0;
     if (kv.type == KvType::kF16 && r.n == 4 && vk.mix_f16_quad != nullptr) {
       vk.mix_f16_quad(p, v, rows.n, d, r.out);
