@@ -1,14 +1,15 @@
 // AVX-512 VNNI kernels for the K-quant types people download most (q4_k, q5_k in the _K_M
 // mixes, q6_k for their output heads and attn_v / ffn_down, q3_k and q2_k of the small-device
-// mixes): the scalar set
-// (gemm_ggml_scalar.cpp) is their reference and serves the other read-only types.
+// mixes): the scalar set (gemm_ggml_scalar.cpp) is their reference and serves the other
+// read-only types.
 //
 // A super-block of 256 weights meets eight 32-value activation blocks; it is walked in four
 // chunks of 64 values, two activation blocks per 512-bit register as in the q4_0 kernel:
-// int32 lanes 0-7 sum activation block 2c, lanes 8-15 block 2c + 1 (each lane four products).
+// int32 lanes 0-7 sum one block, lanes 8-15 the other (each lane four products); the blocks are
+// 2c and 2c + 1 for q6_k / q3_k / q2_k, j and j + 2 for q4_k / q5_k (as their nibbles pack).
 // Weights are unsigned codes (vpdpbusd takes unsigned x signed bytes):
 //   q4_k / q5_k: q in 0..15 / 0..31, weight = A_j q - B_j per 32-value sub-block j; the B part
-//     is d_a * sum(a) * B_j per activation block, added once per super-block in lanes 0-7;
+//     is d_a * sum(a) * B_j per activation block, subtracted once per super-block in lanes 8-15;
 //   q6_k: q in 0..63 stands for q - 32: the sum starts from -32 * sum(a) per lane (one vpdpbusd
 //     per token and chunk, shared by the tile's rows); A per group of 16 values (four lanes);
 //   q3_k: likewise with q in 0..7 standing for q - 4;
