@@ -42,7 +42,7 @@ LowRank principal_part(const torch::Tensor& w, int64_t rank) {
   }
   // In float64: the residual is W minus a product of factors, and small singular values of a
   // float32 SVD would leak rounding noise of the size of the residual's own values.
-  const auto [u, s, vh] = torch::linalg::svd(w.to(torch::kFloat64), /*full_matrices=*/false, {});
+  const auto [u, s, vh] = at::linalg_svd(w.to(torch::kFloat64), /*full_matrices=*/false);
   const torch::Tensor root = s.narrow(-1, 0, rank).sqrt();
   LowRank out;
   out.b = (u.narrow(-1, 0, rank) * root.unsqueeze(-2)).to(torch::kFloat32);

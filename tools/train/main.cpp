@@ -15,6 +15,7 @@
 
 #include "base/error.h"
 #include "draft_command.h"
+#include "expand_command.h"
 #include "svd_command.h"
 #include "gguf/types.h"
 #include "launcher.h"
@@ -293,6 +294,7 @@ int main(int argc, char** argv) {
   add_adapter(app, adapter);
   add_draft_command(app);
   add_svd_split_command(app);
+  add_expand_command(app);
   int rloo_status = 0;
 #ifdef AFM_TRAIN_WITH_RL
   add_rloo_commands(app, argc, argv, rloo_status);
