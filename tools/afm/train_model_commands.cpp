@@ -162,6 +162,10 @@ void setup_train_pretrain(CLI::App& train) {
   add_trainer_passthrough(train, "svd-split",
                           "Move each matrix's top singular directions out of a model before ASTC "
                           "compression (runs afm-train svd-split; see its --help)");
+  add_trainer_passthrough(train, "expand",
+                          "Grow a model deeper without changing what it computes: a copy with "
+                          "zero output projections in front of each chosen layer (runs "
+                          "afm-train expand; see its --help)");
   add_trainer_passthrough(train, "rloo-updater",
                           "The policy updater of an asynchronous RLOO run (runs afm-train "
                           "rloo-updater; see its --help)");
