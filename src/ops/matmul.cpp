@@ -187,6 +187,11 @@ void matmul_group(Activations& x, std::initializer_list<MatmulOutput> outputs, W
         const int64_t n = std::min(step, end - r);
         const auto* wr = static_cast<const uint8_t*>(w.data) + r * w.row_bytes;
         // Both parts read the same weight block while it is in L2.
+        // A set whose batched kernel is per-token exact takes every token in one call.
+        if (per_token_kernel == kernel) {
+          kernel(wr, w.row_bytes, n, xp, x_row_bytes, n_tok, k, o.y + r, w.rows);
+          continue;
+        }
         if (per_token > 0) {
           per_token_kernel(wr, w.row_bytes, n, xp, x_row_bytes, per_token, k, o.y + r, w.rows);
         }

@@ -56,8 +56,10 @@ struct GemmKernels {
   const char* isa;
   GemmKernel f32, f16, bf16, q8_0, q4_0;
   // The same q8_0 / q4_0 products computed so that each token's outputs are bit-identical to a
-  // call with that token alone (register tiles only; q8_0 / q4_0 may switch to a faster
-  // repacked path for batches, whose sums round differently). The float kernels always are.
+  // call with that token alone. A set whose batched kernel rounds like its tiles (AVX-512: the
+  // 16-row packed path and the tiles both sum each block's integer dot product exactly, then
+  // fma it block after block) points these at the batched kernel itself, and matmul then
+  // sends every token through it. The float kernels always are.
   GemmKernel q8_0_per_token, q4_0_per_token;
   // q2_b, against ActBlock128 rows (x_row_bytes = k / 128 * 136): register tiles only, so every
   // call is per-token exact. A block's dot is d_w * d_a * (sum q a - 1.5 * sum a), computed as
