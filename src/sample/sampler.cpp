@@ -93,6 +93,27 @@ void Sampler::collect(std::span<const float> logits, std::span<const bool> mask)
                                     : "no allowed token has a finite logit (all are NaN or -inf)");
 }
 
+int32_t Sampler::greedy(std::span<const float> logits, std::span<const bool> mask) {
+  // What collect() then the first candidate in `before` order would give, in one pass without
+  // building the candidate list (a 150k vocabulary costs that list more than the scan).
+  const size_t n = mask.empty() ? logits.size() : std::min(logits.size(), mask.size());
+  bool any_allowed = false;
+  int32_t best = -1;
+  float best_value = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (!mask.empty() && !mask[i]) continue;
+    any_allowed = true;
+    const float l = logits[i];
+    if (std::isnan(l) || l == -INFINITY) continue;
+    const float v = std::min(l, FLT_MAX);
+    if (best < 0 || v > best_value) best = static_cast<int32_t>(i), best_value = v;
+  }
+  require(any_allowed || logits.empty(), "every token is masked: nothing can be sampled");
+  require(best >= 0, logits.empty() ? std::string("no logits to sample from")
+                                    : "no allowed token has a finite logit (all are NaN or -inf)");
+  return best;
+}
+
 void Sampler::keep_top_k() {
   auto cmp = [](const Candidate& a, const Candidate& b) {
     return before(a.value, a.id, b.value, b.id);
@@ -157,14 +178,8 @@ int32_t Sampler::draw() {
 int32_t Sampler::sample(std::span<float> logits, std::span<const int32_t> history,
                         std::span<const bool> mask) {
   penalize(config_, history, logits, window_);
+  if (config_.temperature <= 0.0f) return greedy(logits, mask);
   collect(logits, mask);
-  if (config_.temperature <= 0.0f) {
-    const auto best = std::min_element(candidates_.begin(), candidates_.end(),
-                                       [](const Candidate& a, const Candidate& b) {
-                                         return before(a.value, a.id, b.value, b.id);
-                                       });
-    return best->id;
-  }
   keep_top_k();
   softmax();
   keep_top_p();

@@ -70,6 +70,8 @@ class Sampler {
     float value;  // logit, then probability
   };
   void collect(std::span<const float> logits, std::span<const bool> mask);
+  // Temperature 0: the allowed token with the largest finite logit, lowest id on ties.
+  int32_t greedy(std::span<const float> logits, std::span<const bool> mask);
   void keep_top_k();
   void softmax();
   void keep_top_p();
