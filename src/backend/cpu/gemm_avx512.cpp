@@ -164,9 +164,12 @@ inline __m128 block_step(__m128i dot, __m128 dw, float dx, __m128 acc) {
 // Row r's block scale in lane r (zero for rows past R).
 template <int R, class Block>
 inline __m128 row_scales(const uint8_t* w, size_t wrb, int64_t b) {
-  alignas(16) float d[4] = {0, 0, 0, 0};
-  for (int r = 0; r < R; ++r) d[r] = _cvtsh_ss((reinterpret_cast<const Block*>(w + r * wrb) + b)->d);
-  return _mm_load_ps(d);
+  __m128i h = _mm_setzero_si128();
+  if constexpr (R > 0) h = _mm_insert_epi16(h, (reinterpret_cast<const Block*>(w) + b)->d, 0);
+  if constexpr (R > 1) h = _mm_insert_epi16(h, (reinterpret_cast<const Block*>(w + wrb) + b)->d, 1);
+  if constexpr (R > 2) h = _mm_insert_epi16(h, (reinterpret_cast<const Block*>(w + 2 * wrb) + b)->d, 2);
+  if constexpr (R > 3) h = _mm_insert_epi16(h, (reinterpret_cast<const Block*>(w + 3 * wrb) + b)->d, 3);
+  return _mm_cvtph_ps(h);
 }
 
 template <int R>
