@@ -247,6 +247,17 @@ class HttpServer::Impl {
                     "invalid_request_error", "name", "adapter_exists");
   }
 
+  // A request without 'model' gets the served model when there is exactly one (no adapters).
+  std::optional<ServedModel> only_model() const {
+    std::vector<ServedModel> all = catalog_.list();
+    if (all.size() == 1) return all.front();
+    std::string ids;
+    for (const ServedModel& m : all) ids += (ids.empty() ? "'" : ", '") + m.id + "'";
+    throw ApiError(400, "Missing required parameter: 'model'. This server serves " +
+                            std::to_string(all.size()) + " models: " + ids + ".",
+                   "invalid_request_error", "model", "missing_required_parameter");
+  }
+
   static ApiError unknown_model(const std::string& name) {
     return ApiError(404, "The model '" + name + "' does not exist or you do not have access to it.",
                     "invalid_request_error", "model", "model_not_found");
@@ -313,7 +324,7 @@ class HttpServer::Impl {
   void chat(const httplib::Request& req, httplib::Response& res) {
     ParsedRequest p = parse_chat_request(req.body, next_seed());
     const bool want_logprobs = p.chat.logprobs_top >= 0;  // p.chat is moved into the job
-    const std::optional<ServedModel> model = catalog_.find(p.model);
+    const std::optional<ServedModel> model = p.model.empty() ? only_model() : catalog_.find(p.model);
     if (!model) throw unknown_model(p.model);
     auto job = std::make_shared<GenerationJob>(model->complete, std::move(p.chat),
                                                std::move(p.stop), &stopping_);

@@ -331,7 +331,8 @@ Json parse_json_body(std::string_view body) {
 ParsedRequest parse_chat_request_json(const Json& body, uint64_t default_seed) {
   if (!body.is_object()) wrong_type("body", "an object", body);
   ParsedRequest out;
-  out.model = as_string(required(body, "model", "model"), "model");
+  // Optional, as llama-server and vLLM allow: the server fills in its one model (http_server).
+  if (const Json* m = member(body, "model")) out.model = as_string(*m, "model");
   reject_unsupported(body);
   out.chat.messages = parse_messages(body);
   parse_tools(body, out.chat);

@@ -129,6 +129,12 @@ TEST_F(HttpServerTest, HealthModelsAndCompletion) {
   const Json c = Json::parse(r->body);
   EXPECT_EQ(c["choices"][0]["message"]["content"], "hello there");
   EXPECT_EQ(c["model"], "fake");
+  Json no_model = request("hello there");
+  no_model.erase("model");  // one model served: it answers, and says which
+  auto n = chat(no_model);
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->status, 200);
+  EXPECT_EQ(Json::parse(n->body)["model"], "fake");
   auto t = chat(request("tools"));
   EXPECT_EQ(Json::parse(t->body)["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"],
             "{\"a\":1}");

@@ -89,6 +89,12 @@ def main():
 
             status, err = s.request("POST", "/v1/adapters", {"name": "tone", "path": adapter})
             assert status == 409 and err["error"]["code"] == "adapter_exists", err
+            # Without 'model' a server of one model answers with it; with an adapter loaded
+            # it asks which, naming both.
+            status, err = s.request("POST", "/v1/chat/completions",
+                                    {"messages": [{"role": "user", "content": "Hi."}], "max_tokens": 2})
+            assert status == 400 and err["error"]["param"] == "model", err
+            assert base + ":tone" in err["error"]["message"], err
             for body, fragment in [
                     ({"name": "a/b", "path": adapter}, "name must be"),
                     ({"name": "x"}, "path"),
