@@ -174,7 +174,7 @@ WRONG_TYPES = [
     {"model": MODEL_ID, "messages": ask("hi"), "response_format": "json"},
     {"model": MODEL_ID, "messages": [{"role": "wizard", "content": "hi"}]},
     {"model": 7, "messages": ask("hi")},
-    {"messages": ask("hi")},
+    {"model": MODEL_ID},  # no messages ('model' alone may be left out: one model is served)
     [1, 2, 3],
 ]
 BAD_JSON = [b"", b"not json", b'{"model": ', b'{"model": "afm-device-21m",}', b"\xff\xfe{}",
