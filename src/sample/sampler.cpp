@@ -75,42 +75,45 @@ Sampler::Sampler(const SamplerConfig& config) : config_(config), rng_(config.see
   validate(config);
 }
 
-void Sampler::collect(std::span<const float> logits, std::span<const bool> mask) {
-  candidates_.clear();
+namespace {
+
+// Calls add(id, value) for every allowed token with a sampleable logit, in id order: NaN and
+// -inf are skipped, +inf counts as the largest finite value (it would turn the softmax into
+// NaN). Returns how many were added; throws when nothing can be sampled.
+template <class Add>
+size_t for_each_candidate(std::span<const float> logits, std::span<const bool> mask, Add add) {
   const size_t n = mask.empty() ? logits.size() : std::min(logits.size(), mask.size());
   bool any_allowed = false;
+  size_t added = 0;
   for (size_t i = 0; i < n; ++i) {
     if (!mask.empty() && !mask[i]) continue;
     any_allowed = true;
     const float l = logits[i];
     if (std::isnan(l) || l == -INFINITY) continue;
-    // +inf would turn the softmax into NaN: the largest finite value ranks it first instead.
-    candidates_.push_back({static_cast<int32_t>(i), std::min(l, FLT_MAX)});
+    add(static_cast<int32_t>(i), std::min(l, FLT_MAX));
+    ++added;
   }
   require(any_allowed || logits.empty(), "every token is masked: nothing can be sampled");
-  require(!candidates_.empty(), logits.empty()
-                                    ? std::string("no logits to sample from")
+  require(added > 0, logits.empty() ? std::string("no logits to sample from")
                                     : "no allowed token has a finite logit (all are NaN or -inf)");
+  return added;
+}
+
+}  // namespace
+
+void Sampler::collect(std::span<const float> logits, std::span<const bool> mask) {
+  candidates_.clear();
+  for_each_candidate(logits, mask, [&](int32_t id, float v) { candidates_.push_back({id, v}); });
 }
 
 int32_t Sampler::greedy(std::span<const float> logits, std::span<const bool> mask) {
-  // What collect() then the first candidate in `before` order would give, in one pass without
-  // building the candidate list (a 150k vocabulary costs that list more than the scan).
-  const size_t n = mask.empty() ? logits.size() : std::min(logits.size(), mask.size());
-  bool any_allowed = false;
+  // The first candidate in `before` order, without building the candidate list (a 150k
+  // vocabulary costs that list more than the scan). Ids come in order: ties keep the lowest.
   int32_t best = -1;
   float best_value = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (!mask.empty() && !mask[i]) continue;
-    any_allowed = true;
-    const float l = logits[i];
-    if (std::isnan(l) || l == -INFINITY) continue;
-    const float v = std::min(l, FLT_MAX);
-    if (best < 0 || v > best_value) best = static_cast<int32_t>(i), best_value = v;
-  }
-  require(any_allowed || logits.empty(), "every token is masked: nothing can be sampled");
-  require(best >= 0, logits.empty() ? std::string("no logits to sample from")
-                                    : "no allowed token has a finite logit (all are NaN or -inf)");
+  for_each_candidate(logits, mask, [&](int32_t id, float v) {
+    if (best < 0 || v > best_value) best = id, best_value = v;
+  });
   return best;
 }
 

@@ -3,22 +3,13 @@ has twice the layers and Block 1 grown to match, the runtime loads it, and its p
 greedy text are the base's (the new layers add zero); bad layer lists are refused by name."""
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-BUILD = os.environ.get("AFM_BUILD_DIR", "build")
-AFM = os.path.join(BUILD, "afm")
-TRAIN = os.path.join(BUILD, "afm-train")
-BASE = "models/afm-device-21m.gguf"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from qat_cli_test import AFM, BASE, TRAIN, run  # noqa: E402  (the trainer CLI tests' helpers)
+
 TEXT = "/usr/share/common-licenses/GPL-3"
-
-
-def run(args, ok=True):
-    p = subprocess.run(args, capture_output=True, text=True, timeout=600)
-    if ok and p.returncode != 0:
-        raise AssertionError(f"{args} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
-    return p
 
 
 def perplexity(model):
