@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <deque>
 #include <cstdio>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <utility>
@@ -252,17 +253,86 @@ ChatUsageStats ChatService::usage_stats() const {
           completion_tokens_.load()};
 }
 
+namespace {
+
+// The tokens of a plain completion's prompt, checked: ids inside the vocabulary, not empty.
+std::vector<int32_t> text_prompt_tokens(const ChatRequest& request, const LoadedModel& model) {
+  if (!request.messages.empty() || !request.tools.empty() || request.response_schema) {
+    throw_error(ErrorCode::kInvalidArgument,
+                "a text prompt takes no messages, tools or response format");
+  }
+  const TextPrompt& p = *request.text_prompt;
+  const tokenizer::Tokenizer& tok = model.tokenizer();
+  std::vector<int32_t> tokens = p.tokens;
+  if (tokens.empty() && !p.text.empty()) {
+    tokens = tok.encode(p.text, {.parse_special = true, .add_bos = tok.add_bos()});
+  } else if (tokens.empty() && tok.add_bos() && tok.bos_id()) {
+    tokens = {*tok.bos_id()};  // an empty text prompt: generate from the start of a text
+  }
+  if (tokens.empty()) throw_error(ErrorCode::kInvalidArgument, "the prompt is empty");
+  const int64_t n_vocab = std::min<int64_t>(tok.vocab_size(), model.weights()->hparams().n_vocab);
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] < 0 || tokens[i] >= n_vocab) {
+      throw_error(ErrorCode::kInvalidArgument,
+                  "prompt token " + std::to_string(i) + " is " + std::to_string(tokens[i]) +
+                      ", outside the vocabulary [0, " + std::to_string(n_vocab) + ")");
+    }
+  }
+  return tokens;
+}
+
+// The chat template's rendering of the conversation, tokenized.
+std::vector<int32_t> chat_prompt_tokens(const ChatRequest& request, const LoadedModel& model) {
+  if (!model.chat_template()) throw_error(ErrorCode::kUnsupported, model.unavailable_reason());
+  check_roles(request.messages);
+  const std::string prompt =
+      model.chat_template()->render(request.messages, true, prompt_extras(request));
+  const tokenizer::Tokenizer& tok = model.tokenizer();
+  return tok.encode(prompt, {.parse_special = true, .add_bos = tok.add_bos()});
+}
+
+// Makes `seq` hold `tokens` with logits at every position, appending each token's
+// log-probability (from the logits before it) to `out`; the first token has none (NaN) unless
+// `skip_first` (an added BOS, which the client did not send and is not reported). Works in
+// chunks so that a long prompt's rows never all sit in memory. Returns the logits after the
+// last token.
+std::span<const float> score_prompt(
+    Sequence& seq, std::span<const int32_t> tokens, int top, bool skip_first,
+    const std::function<ChatLogprob(const sample::SampledLogprobs&)>& to_chat,
+    std::vector<ChatLogprob>& out) {
+  constexpr size_t kChunk = 64;
+  std::span<const float> last = seq.prefill(tokens.first(1));
+  const size_t n_vocab = last.size();
+  if (!skip_first) {
+    ChatLogprob first = to_chat(sample::SampledLogprobs{{tokens[0], 0.0f}, {}});
+    first.chosen.logprob = std::numeric_limits<float>::quiet_NaN();
+    out.push_back(std::move(first));
+  }
+  for (size_t i = 1; i < tokens.size();) {
+    out.push_back(to_chat(sample::logprobs_at(last, tokens[i], top)));
+    const size_t len = std::min(kChunk, tokens.size() - i);
+    const std::span<const float> rows = seq.extend(tokens.subspan(i, len));
+    for (size_t j = 0; j + 1 < len; ++j) {
+      out.push_back(to_chat(sample::logprobs_at(rows.subspan(j * n_vocab, n_vocab), tokens[i + j + 1], top)));
+    }
+    last = rows.subspan((len - 1) * n_vocab, n_vocab);
+    i += len;
+  }
+  return last;
+}
+
+}  // namespace
+
 ChatResult ChatService::complete(const ChatRequest& request,
                                  const std::function<bool(const ChatDelta&)>& on_delta,
                                  const std::function<bool()>& is_cancelled) {
-  if (!model_->chat_template()) throw_error(ErrorCode::kUnsupported, model_->unavailable_reason());
-  const ChatTemplate& tmpl = *model_->chat_template();
-  check_roles(request.messages);
-
-  const std::string prompt = tmpl.render(request.messages, true, prompt_extras(request));
-  const tokenizer::Tokenizer& tok = model_->tokenizer();
+  const bool plain = request.text_prompt.has_value();
   const std::vector<int32_t> tokens =
-      tok.encode(prompt, {.parse_special = true, .add_bos = tok.add_bos()});
+      plain ? text_prompt_tokens(request, *model_) : chat_prompt_tokens(request, *model_);
+  const tokenizer::Tokenizer& tok = model_->tokenizer();
+  if (!plain && request.max_tokens == 0) {
+    throw_error(ErrorCode::kInvalidArgument, "max_tokens must be at least 1 for a chat");
+  }
 
   DecodePlan plan;
   plan.tool_mode = tool_mode(request);
@@ -273,6 +343,7 @@ ChatResult ChatService::complete(const ChatRequest& request,
     plan.answer_grammar = grammars_->get_or_compile(request.response_schema->dump());
   }
   if (plan.tool_mode != ToolMode::kNone) {
+    const ChatTemplate& tmpl = *model_->chat_template();
     const std::optional<ToolCallFormat> format = tmpl.tool_call_format();
     if (!format) tmpl.render_tool_calls({});  // throws naming the template
     const std::string only = request.tool_choice == ToolChoice::kNamed ? request.tool_name : "";
@@ -295,6 +366,10 @@ ChatResult ChatService::complete(const ChatRequest& request,
 
   ChatResult out;
   out.prompt_tokens = static_cast<int64_t>(tokens.size());
+  // An added BOS is the service's, not part of the client's prompt.
+  const bool added_bos = plain && request.text_prompt->tokens.empty() && tok.add_bos() &&
+                         tok.bos_id() && tokens.front() == *tok.bos_id();
+  if (plain) out.prompt_text = tok.decode(std::span(tokens).subspan(added_bos ? 1 : 0));
   const std::optional<Slots::Slot> slot =
       slots_->acquire(tokens, request.adapter.value_or(slots_->default_adapter()), is_cancelled);
   if (!slot) {
@@ -311,15 +386,25 @@ ChatResult ChatService::complete(const ChatRequest& request,
   ResponseDecoder decoder(*model_, std::move(plan), sampler);
   if (static_cast<int64_t>(tokens.size()) > seq->n_ctx()) seq->clear();
   const auto t0 = std::chrono::steady_clock::now();
-  const std::span<const float> logits = seq->prefill(tokens);
+  const int score_top = plain ? request.text_prompt->logprobs_top : -1;
+  const std::span<const float> logits =
+      score_top >= 0 ? score_prompt(*seq, tokens, score_top, added_bos, to_chat, out.prompt_logprobs)
+                     : seq->prefill(tokens);
   const auto t1 = std::chrono::steady_clock::now();
-  out.cached_prompt_tokens = out.prompt_tokens - seq->last_prefill_evaluated();
-  const DecodeResult r = decoder.run(
-      *seq, logits,
-      [&](std::string_view piece) {
-        return !on_delta || on_delta(ChatDelta{std::string(piece), {}});
-      },
-      [&] { return !is_cancelled || !is_cancelled(); });
+  // Scoring evaluates every position but the first.
+  out.cached_prompt_tokens =
+      score_top >= 0 ? 0 : out.prompt_tokens - seq->last_prefill_evaluated();
+  DecodeResult r;
+  if (request.max_tokens == 0) {
+    r.finish_reason = "length";  // the prompt only
+  } else {
+    r = decoder.run(
+        *seq, logits,
+        [&](std::string_view piece) {
+          return !on_delta || on_delta(ChatDelta{std::string(piece), {}});
+        },
+        [&] { return !is_cancelled || !is_cancelled(); });
+  }
   const auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
   out.prefill_ms = ms(t0, t1);
   out.decode_ms = ms(t1, std::chrono::steady_clock::now());

@@ -51,7 +51,21 @@ struct ChatAdapter {
   bool operator==(const ChatAdapter&) const = default;
 };
 
+// A plain completion of a prompt as given, without the chat template (OpenAI's legacy
+// /v1/completions, which lm-eval's loglikelihood tasks use). Generation ends at the model's end
+// of text (end_of_generation_tokens), max_tokens or a stop sequence.
+struct TextPrompt {
+  std::string text;             // tokenized with the model's BOS rule; used when tokens is empty
+  std::vector<int32_t> tokens;  // token ids used as given (no BOS added), each < the vocabulary
+  // >= 0: also score the prompt (ChatResult::prompt_logprobs) with this many alternatives per
+  // token; < 0: the prompt is not scored.
+  int logprobs_top = -1;
+};
+
 struct ChatRequest {
+  // Set: a plain completion of this prompt; messages, tools and the response format must then
+  // be empty (kInvalidArgument otherwise).
+  std::optional<TextPrompt> text_prompt;
   // The adapter to run on; unset: the service's (ChatServiceOptions::adapter).
   std::optional<ChatAdapter> adapter;
   std::vector<ChatMessage> messages;
@@ -64,7 +78,9 @@ struct ChatRequest {
   std::string response_name;      // shown to the model with the schema
   std::string response_description;  // likewise (json_schema.description)
   sample::SamplerConfig sampling;
-  int64_t max_tokens = -1;        // < 0: until the end of the turn or the context is full
+  // < 0: until the end of the turn or the context is full; 0 (text prompts only): none, the
+  // prompt is only evaluated (and scored when asked).
+  int64_t max_tokens = -1;
   // >= 0: report each answer token's log-probability with this many alternatives
   // (ChatResult::logprobs); < 0: none.
   int logprobs_top = -1;
@@ -97,6 +113,11 @@ struct ChatResult {
   int64_t completion_tokens = 0;
   // With ChatRequest::logprobs_top >= 0: one entry per answer-text token (sample/logprobs.h).
   std::vector<ChatLogprob> logprobs;
+  // Text prompts: the prompt as its tokens decode (BOS included when it was added), and with
+  // TextPrompt::logprobs_top >= 0 one entry per prompt token, in order. The first token has no
+  // context: its logprob is NaN and its alternatives are empty.
+  std::string prompt_text;
+  std::vector<ChatLogprob> prompt_logprobs;
   double prefill_ms = 0, decode_ms = 0;  // evaluating the prompt; the turn's tokens
   SpeculationStats speculation;          // with ChatServiceOptions::speculation
 };

@@ -47,9 +47,16 @@ class ResponseDecoder::Turn : public DraftGuide {
  public:
   Turn(const LoadedModel& model, const DecodePlan& plan)
       : model_(model), plan_(plan), tok_(model.tokenizer()), text_decoder_(tok_) {
+    stop_ids_ = end_of_generation_tokens(tok_);
+    mask_ = std::make_unique<bool[]>(static_cast<size_t>(tok_.vocab_size()));
+    n_vocab_ = static_cast<size_t>(model.weights()->hparams().n_vocab);
+    // Without a chat template only plain text is decoded (a text prompt): it ends at stop_ids_.
+    if (!model.chat_template()) {
+      AFM_CHECK(!plan.answer_grammar && !plan.tool_grammar);
+      return;
+    }
     const ChatTemplate& tmpl = *model.chat_template();
     end_of_turn_ = required_token(tok_, tmpl.end_of_turn_tokens().front(), "the end of a turn");
-    stop_ids_ = end_of_generation_tokens(tok_);
     if (plan.answer_grammar) {
       answer_.emplace(plan.answer_grammar, model.vocabulary(end_of_turn_));
     }
@@ -64,8 +71,6 @@ class ResponseDecoder::Turn : public DraftGuide {
     } else if (const auto f = tmpl.tool_call_format()) {
       tool_start_ = tok_.added_token_id(f->start_token).value_or(-1);  // to forbid it
     }
-    mask_ = std::make_unique<bool[]>(static_cast<size_t>(tok_.vocab_size()));
-    n_vocab_ = static_cast<size_t>(model.weights()->hparams().n_vocab);
   }
 
   DecodeResult run(Sequence& seq, std::span<const float> logits,
@@ -345,7 +350,10 @@ class ResponseDecoder::Turn : public DraftGuide {
 ResponseDecoder::ResponseDecoder(const LoadedModel& model, DecodePlan plan,
                                  sample::Sampler& sampler)
     : model_(model), plan_(std::move(plan)), sampler_(sampler) {
-  if (!model.chat_template()) throw_error(ErrorCode::kUnsupported, model.unavailable_reason());
+  // Plain text decodes without a template; a schema or tools need its tokens.
+  if (!model.chat_template() && (plan_.answer_grammar || plan_.tool_grammar)) {
+    throw_error(ErrorCode::kUnsupported, model.unavailable_reason());
+  }
 }
 
 ResponseDecoder::~ResponseDecoder() = default;

@@ -12,8 +12,11 @@
 // generated token is evaluated, except the one that ends the turn by length or a tool block.
 // With a speculator the sequence ends the turn holding exactly the same tokens (rejected and
 // unused drafts are truncated away).
+// A model without a chat template decodes plain text only (a text prompt), which ends at the
+// tokenizer's end-of-generation tokens.
 // Errors: afm::Error(kUnsupported) at construction when the tokenizer lacks a token the plan
-// needs (end of turn, tool start/end). Single-threaded; one decoder per turn.
+// needs (end of turn, tool start/end), or the plan has a grammar and the model no chat
+// template. Single-threaded; one decoder per turn.
 #pragma once
 
 #include <cstdint>

@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string_view>
 #include <utility>
@@ -20,6 +21,7 @@
 #include "server/api_error.h"
 #include "server/connection_probe.h"
 #include "server/openai_protocol.h"
+#include "server/text_completion.h"
 
 namespace afm::server {
 namespace {
@@ -166,21 +168,30 @@ class HttpServer::Impl {
     });
     if (options_.load_adapter) add_adapter_routes();
     for (const char* path : {"/v1/chat/completions", "/chat/completions"}) {
-      svr_.Post(path, [this](const httplib::Request& req, httplib::Response& res) {
-        if (!authorize(req, res)) return;
-        try {
-          chat(req, res);
-        } catch (...) {
-          std::string detail;
-          send_error(res, api_error_from_exception(std::current_exception(), &detail));
-          t_detail = detail;
-        }
-        if (req.body.size() >= kTrimAfterBodyBytes) malloc_trim(0);
-      });
+      post_generation(path, &Impl::chat);
+    }
+    for (const char* path : {"/v1/completions", "/completions"}) {
+      post_generation(path, &Impl::text_completion);
     }
   }
 
   const HttpServerOptions& options() const { return options_; }
+
+  // A POST route that generates: authorized, every exception answered as an API error.
+  void post_generation(const char* path,
+                       void (Impl::*handler)(const httplib::Request&, httplib::Response&)) {
+    svr_.Post(path, [this, handler](const httplib::Request& req, httplib::Response& res) {
+      if (!authorize(req, res)) return;
+      try {
+        (this->*handler)(req, res);
+      } catch (...) {
+        std::string detail;
+        send_error(res, api_error_from_exception(std::current_exception(), &detail));
+        t_detail = detail;
+      }
+      if (req.body.size() >= kTrimAfterBodyBytes) malloc_trim(0);
+    });
+  }
 
   httplib::Server svr_;
   std::atomic<bool> stopping_{false};
@@ -321,12 +332,41 @@ class HttpServer::Impl {
     return seeds_();
   }
 
+  ServedModel requested_model(const std::string& name) const {
+    const std::optional<ServedModel> model = name.empty() ? only_model() : catalog_.find(name);
+    if (!model) throw unknown_model(name);
+    return *model;
+  }
+
   void chat(const httplib::Request& req, httplib::Response& res) {
     ParsedRequest p = parse_chat_request(req.body, next_seed());
-    const bool want_logprobs = p.chat.logprobs_top >= 0;  // p.chat is moved into the job
-    const std::optional<ServedModel> model = p.model.empty() ? only_model() : catalog_.find(p.model);
-    if (!model) throw unknown_model(p.model);
-    auto job = std::make_shared<GenerationJob>(model->complete, std::move(p.chat),
+    const bool want_logprobs = p.chat.logprobs_top >= 0;
+    const ServedModel model = requested_model(p.model);
+    const CompletionMeta meta = new_completion_meta(model.id);
+    auto encoder = std::make_shared<SseEncoder>(meta, p.include_usage, want_logprobs);
+    respond(req, res, model, std::move(p), encoder, [&](const ChatResult& r) {
+      return completion_json(meta, r, want_logprobs);
+    });
+  }
+
+  void text_completion(const httplib::Request& req, httplib::Response& res) {
+    ParsedTextRequest t = parse_text_completion_request(req.body, next_seed());
+    const bool want_logprobs = t.request.chat.logprobs_top >= 0;
+    const ServedModel model = requested_model(t.request.model);
+    const CompletionMeta meta = new_completion_meta(model.id, "cmpl-");
+    auto encoder = std::make_shared<TextSseEncoder>(meta, t.request.include_usage, want_logprobs);
+    respond(req, res, model, std::move(t.request), encoder, [&](const ChatResult& r) {
+      return text_completion_json(meta, r, t.echo, want_logprobs);
+    });
+  }
+
+  // Runs the request as a GenerationJob and answers with `body(result)` or, streamed, with
+  // the encoder's events (SseEncoder or TextSseEncoder: start, content, finish).
+  template <class Encoder>
+  void respond(const httplib::Request& req, httplib::Response& res, const ServedModel& model,
+               ParsedRequest p, std::shared_ptr<Encoder> encoder,
+               const std::function<Json(const ChatResult&)>& body) {
+    auto job = std::make_shared<GenerationJob>(model.complete, std::move(p.chat),
                                                std::move(p.stop), &stopping_);
     const ConnectionProbe probe =
         ConnectionProbe::find(req.local_port, req.remote_addr, req.remote_port);
@@ -358,13 +398,11 @@ class HttpServer::Impl {
       t_detail = detail;
       return;
     }
-    const CompletionMeta meta = new_completion_meta(model->id);
     if (!p.stream) {
       t_detail = usage_detail(job->result());
-      send_json(res, completion_json(meta, job->result(), want_logprobs));
+      send_json(res, body(job->result()));
       return;
     }
-    auto encoder = std::make_shared<SseEncoder>(meta, p.include_usage, want_logprobs);
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream", [job, encoder, probe, first, first_logprobs, done](

@@ -43,6 +43,12 @@ struct ParsedRequest {
 ParsedRequest parse_chat_request(std::string_view body, uint64_t default_seed);
 ParsedRequest parse_chat_request_json(const nlohmann::ordered_json& body, uint64_t default_seed);
 
+// The fields chat and text completions share: model, sampling (temperature, top_p, penalties,
+// seed), stop, stream and stream_options, and the refusal of n > 1, logit_bias and the like.
+// Throws ApiError (400) naming the parameter.
+void parse_common_fields(const nlohmann::ordered_json& body, ParsedRequest& out,
+                         uint64_t default_seed);
+
 // Parses JSON text with the depth limit; ApiError(400) when it is not JSON.
 nlohmann::ordered_json parse_json_body(std::string_view body);
 
@@ -52,13 +58,15 @@ struct CompletionMeta {
   std::string model;
 };
 
-// A fresh id and the current time.
-CompletionMeta new_completion_meta(const std::string& model);
+// A fresh id ("<prefix><24 random characters>") and the current time.
+CompletionMeta new_completion_meta(const std::string& model, const std::string& prefix = "chatcmpl-");
 
 // The finish_reason a client sees ("cancelled" is reported as "stop": nobody is listening).
 std::string client_finish_reason(const ChatResult& result);
 
 nlohmann::ordered_json usage_json(const ChatResult& result);
+// Server-side timings as llama-server reports them (prompt, generation, drafting).
+nlohmann::ordered_json timings_json(const ChatResult& result);
 // [{"id", "type": "function", "function": {"name", "arguments": "<JSON text>"}}]
 nlohmann::ordered_json tool_calls_json(const std::vector<ToolCall>& calls);
 // logprobs: whether the request asked for them (choice.logprobs is null otherwise).

@@ -244,6 +244,9 @@ void parse_sampling(const Json& body, ParsedRequest& out, uint64_t default_seed)
   if (s.presence_penalty != 0 || s.frequency_penalty != 0) s.repeat_last_n = -1;
   if (const Json* seed = member(body, "seed"))
     s.seed = static_cast<uint64_t>(as_integer(*seed, "seed"));
+}
+
+void parse_max_tokens(const Json& body, ParsedRequest& out) {
   for (const char* key : {"max_tokens", "max_completion_tokens"}) {
     if (const Json* m = member(body, key)) {
       const int64_t n = as_integer(*m, key);
@@ -328,15 +331,11 @@ Json parse_json_body(std::string_view body) {
   return std::move(doc.value);
 }
 
-ParsedRequest parse_chat_request_json(const Json& body, uint64_t default_seed) {
+void parse_common_fields(const Json& body, ParsedRequest& out, uint64_t default_seed) {
   if (!body.is_object()) wrong_type("body", "an object", body);
-  ParsedRequest out;
   // Optional, as llama-server and vLLM allow: the server fills in its one model (http_server).
   if (const Json* m = member(body, "model")) out.model = as_string(*m, "model");
   reject_unsupported(body);
-  out.chat.messages = parse_messages(body);
-  parse_tools(body, out.chat);
-  parse_response_format(body, out.chat);
   parse_sampling(body, out, default_seed);
   parse_stop(body, out);
   if (const Json* s = member(body, "stream")) out.stream = as_bool(*s, "stream");
@@ -350,6 +349,15 @@ ParsedRequest parse_chat_request_json(const Json& body, uint64_t default_seed) {
       out.include_usage = as_bool(*u, "stream_options.include_usage");
     }
   }
+}
+
+ParsedRequest parse_chat_request_json(const Json& body, uint64_t default_seed) {
+  ParsedRequest out;
+  parse_common_fields(body, out, default_seed);
+  out.chat.messages = parse_messages(body);
+  parse_tools(body, out.chat);
+  parse_response_format(body, out.chat);
+  parse_max_tokens(body, out);
   parse_logprobs(body, out);
   return out;
 }

@@ -22,9 +22,9 @@ std::string random_suffix(size_t n) {
 
 }  // namespace
 
-CompletionMeta new_completion_meta(const std::string& model) {
+CompletionMeta new_completion_meta(const std::string& model, const std::string& prefix) {
   CompletionMeta meta;
-  meta.id = "chatcmpl-" + random_suffix(24);
+  meta.id = prefix + random_suffix(24);
   meta.created = std::chrono::duration_cast<std::chrono::seconds>(
                      std::chrono::system_clock::now().time_since_epoch())
                      .count();

@@ -28,9 +28,9 @@ MAX_BODY = 65536
 class Server:
     """`afm serve` on a free port; stderr is collected so the test can read the request log."""
 
-    def __init__(self, *extra):
+    def __init__(self, *extra, model=MODEL):
         self.proc = subprocess.Popen(
-            [AFM, "serve", "-m", MODEL, "--port", "0", "--slots", "2", "-t", "2",
+            [AFM, "serve", "-m", model, "--port", "0", "--slots", "2", "-t", "2",
              "--max-body", str(MAX_BODY), *extra],
             stderr=subprocess.PIPE, text=True, errors="replace")
         self.lines = []
