@@ -11,3 +11,4 @@
 #include "afm/session.h"
 #include "afm/tool.h"
 #include "afm/transcript.h"
+#include "afm/version.h"

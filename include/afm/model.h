@@ -34,8 +34,9 @@ struct Availability {
 class SystemLanguageModel {
  public:
   explicit SystemLanguageModel(const std::string& gguf_path, ModelOptions options = {});
-  // The shipped default model: $AFM_MODEL if set, else models/afm-device-21m.gguf found next
-  // to the working directory or its parents.
+  // The shipped default model: $AFM_MODEL if set, else models/afm-device-21m.gguf found in
+  // the working directory or its parents, else the installed copy (PREFIX/share/afm/models,
+  // found from the library's own location, so any install prefix works).
   static SystemLanguageModel default_model(ModelOptions options = {});
   // The same base model with a LoRA adapter (Swift: SystemLanguageModel(adapter:)): a GGUF
   // adapter file (docs/adapters.md), checked against the base (architecture, tensors, shapes

@@ -1,3 +1,5 @@
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -46,6 +48,20 @@ SystemLanguageModel::SystemLanguageModel(const SystemLanguageModel& base,
   }
 }
 
+namespace {
+
+// The folder of the file that holds this code: the installed libafm.so, or a program that
+// linked the framework statically.
+std::filesystem::path code_folder() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<const void*>(&code_folder), &info) == 0 || !info.dli_fname) return {};
+  std::error_code ec;
+  const std::filesystem::path file = std::filesystem::canonical(info.dli_fname, ec);
+  return ec ? std::filesystem::path() : file.parent_path();
+}
+
+}  // namespace
+
 SystemLanguageModel SystemLanguageModel::default_model(ModelOptions options) {
   if (const char* env = std::getenv("AFM_MODEL"); env && *env) {
     return SystemLanguageModel(env, options);
@@ -56,6 +72,14 @@ SystemLanguageModel SystemLanguageModel::default_model(ModelOptions options) {
        dir = dir.parent_path()) {
     if (std::filesystem::exists(dir / relative, ec)) return SystemLanguageModel((dir / relative).string(), options);
     if (dir == dir.parent_path()) break;
+  }
+  // An installed library: PREFIX/lib[/multiarch]/libafm.so -> PREFIX/share/afm/models (the
+  // folders above the library's, at most three up).
+  std::filesystem::path dir = code_folder();
+  for (int up = 0; up < 3 && !dir.empty() && dir != dir.parent_path(); ++up) {
+    dir = dir.parent_path();
+    const std::filesystem::path installed = dir / "share/afm" / relative;
+    if (std::filesystem::exists(installed, ec)) return SystemLanguageModel(installed.string(), options);
   }
   return SystemLanguageModel(relative.string(), options);  // unavailable, naming the file
 }

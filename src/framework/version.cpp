@@ -1,0 +1,7 @@
+#include "afm/version.h"
+
+namespace afm {
+
+const char* version() { return AFM_VERSION; }
+
+}  // namespace afm
