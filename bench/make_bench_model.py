@@ -2,7 +2,7 @@
 (bench/engine_bench.py): Qwen2-0.5B-shaped (default) or Qwen3-0.6B-shaped (`--shape
 qwen3-0.6b`, whose rows are whole 256-value super-blocks, so K-quant files are K-quant
 throughout). The vocabulary is llama.cpp's own Qwen2 test vocabulary (151,936 tokens, extracted
-by scripts/setup), so both runtimes load the same file.
+by scripts/setup --tests), so both runtimes load the same file.
 
 f16, q8_0 and q4_0 store every 2-D weight in that type (no mixed-type recipe), as `afm convert`
 would; q4_k_m, q5_k_m, q6_k, q3_k_m and q2_k are made from the f16 file by llama.cpp's own

@@ -29,7 +29,7 @@ def train_large(path):
 
 
 def real_qwen2_vocab(path):
-    """Qwen2's real 151k vocabulary (llama.cpp's test GGUF, extracted by scripts/setup), rebuilt
+    """Qwen2's real 151k vocabulary (llama.cpp's test GGUF, extracted by scripts/setup --tests), rebuilt
     as a tokenizer.json for both sides. None when absent."""
     src = ".venv/llama-vocab/ggml-vocab-qwen2.gguf"
     if not os.path.exists(src):

@@ -1,6 +1,6 @@
 // A private redis-server for a test: started on a free loopback port with no persistence,
 // stopped (SIGTERM, then SIGKILL) when the fixture goes away. redis-server comes from
-// scripts/setup; a missing binary fails the test rather than skipping it.
+// scripts/setup --tests; a missing binary fails the test rather than skipping it.
 #pragma once
 
 #include <sys/types.h>

@@ -8,7 +8,7 @@ driven by the official openai client through the proxy:
   - streaming through the proxy (chunks, final usage, the same text as the whole answer);
   - each replica's /metrics, scraped directly, counts the chat completions it answered;
   - a replica that stops: its sessions move to the other one, the others stay put.
-Skipped, with the reason printed, when no nginx binary is installed (scripts/setup installs
+Skipped, with the reason printed, when no nginx binary is installed (scripts/setup --tests installs
 Debian's nginx). AFM_BIN is set by CTest.
 """
 import http.client
@@ -288,7 +288,7 @@ def test_failover(client, replicas, placed, turns):
 def main():
     nginx = find_nginx()
     if nginx is None:
-        print("skipping: no nginx binary (Debian package nginx, installed by scripts/setup)")
+        print("skipping: no nginx binary (Debian package nginx, installed by scripts/setup --tests)")
         return 0
     start = time.time()
     tmp = tempfile.mkdtemp(prefix="afm-nginx-")
