@@ -409,6 +409,7 @@ ChatResult ChatService::complete(const ChatRequest& request,
   out.prefill_ms = ms(t0, t1);
   out.decode_ms = ms(t1, std::chrono::steady_clock::now());
   out.speculation = r.speculation;
+  out.mask_ms = r.mask_ms;
   out.text = r.text;
   out.tool_calls = r.tool_calls;
   for (const sample::SampledLogprobs& l : r.answer_logprobs) out.logprobs.push_back(to_chat(l));

@@ -119,6 +119,7 @@ struct ChatResult {
   std::string prompt_text;
   std::vector<ChatLogprob> prompt_logprobs;
   double prefill_ms = 0, decode_ms = 0;  // evaluating the prompt; the turn's tokens
+  double mask_ms = 0;  // of decode_ms, computing the grammar's allowed-token masks
   SpeculationStats speculation;          // with ChatServiceOptions::speculation
 };
 

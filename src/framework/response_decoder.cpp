@@ -1,6 +1,7 @@
 #include "framework/response_decoder.h"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <optional>
 
@@ -96,7 +97,10 @@ class ResponseDecoder::Turn : public DraftGuide {
         break;
       }
       std::copy(logits.begin(), logits.end(), buf.begin());
+      const auto mask_start = std::chrono::steady_clock::now();
       const bool masked = fill_mask(buf);
+      result_.mask_ms += std::chrono::duration<double, std::milli>(
+                             std::chrono::steady_clock::now() - mask_start).count();
       const std::span<const int32_t> history(seq.tokens().data(), verifier.held());
       const int32_t token = sampler.sample(
           buf, history, masked ? std::span<const bool>(mask_.get(), tok_.vocab_size())

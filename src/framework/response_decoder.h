@@ -69,6 +69,9 @@ struct DecodeResult {
   std::vector<sample::SampledLogprobs> answer_logprobs;
   // With a speculator: this turn's drafting counters.
   SpeculationStats speculation;
+  // Time spent computing the allowed-token masks (grammar, tool-call state) of the sampled
+  // tokens: the cost of guided decoding per turn.
+  double mask_ms = 0;
 };
 
 class ResponseDecoder {

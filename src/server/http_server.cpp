@@ -13,6 +13,7 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <regex>
 #include <string_view>
 #include <utility>
 
@@ -21,6 +22,7 @@
 #include "server/api_error.h"
 #include "server/connection_probe.h"
 #include "server/openai_protocol.h"
+#include "server/playground.h"
 #include "server/text_completion.h"
 
 namespace afm::server {
@@ -167,6 +169,7 @@ class HttpServer::Impl {
       send_error(res, unknown_model(req.matches[1]));
     });
     if (options_.load_adapter) add_adapter_routes();
+    if (options_.playground) add_playground_routes();
     for (const char* path : {"/v1/chat/completions", "/chat/completions"}) {
       post_generation(path, &Impl::chat);
     }
@@ -199,6 +202,18 @@ class HttpServer::Impl {
  private:
   static Json model_json(const ServedModel& m) {
     return {{"id", m.id}, {"object", "model"}, {"created", m.created}, {"owned_by", "afm"}};
+  }
+
+  // The playground's files need no key: a browser cannot send one when it opens a page, and
+  // they hold nothing but the page; its API calls carry the key the user enters.
+  void add_playground_routes() {
+    for (const PlaygroundFile& file : playground_files()) {
+      svr_.Get(std::regex_replace(std::string(file.path), std::regex(R"([.])"), R"(\.)"),
+               [file](const httplib::Request&, httplib::Response& res) {
+                 res.set_header("Cache-Control", "no-cache");
+                 res.set_content(file.body.data(), file.body.size(), std::string(file.content_type));
+               });
+    }
   }
 
   void add_adapter_routes() {

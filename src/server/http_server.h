@@ -42,6 +42,9 @@ struct HttpServerOptions {
   size_t max_body_bytes = 4u << 20;  // larger request bodies get a 413
   int http_threads = 16;             // connection workers, one per open connection (idle ones too)
   bool log_requests = true;
+  // GET / serves the web playground (playground.h); its static files need no API key (the API
+  // calls the page makes do).
+  bool playground = true;
   // More samples for GET /metrics (the model's cache sizes); called on each scrape, from the
   // scraping request's thread. Unset: the server's own counters only.
   std::function<std::vector<Metric>()> metrics;

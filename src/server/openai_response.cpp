@@ -57,6 +57,7 @@ Json timings_json(const ChatResult& r) {
   t["predicted_n"] = r.completion_tokens;
   t["predicted_ms"] = r.decode_ms;
   t["predicted_per_second"] = r.decode_ms > 0 ? 1000.0 * r.completion_tokens / r.decode_ms : 0.0;
+  t["mask_ms"] = r.mask_ms;  // afm's own: time in the grammar's token masks (guided decoding)
   if (r.speculation.rounds > 0 || r.speculation.proposed > 0) {
     t["draft_n"] = r.speculation.proposed;
     t["draft_n_accepted"] = r.speculation.accepted;

@@ -284,6 +284,8 @@ void setup_serve(CLI::App& root) {
   cmd->add_option("--max-body", a->http.max_body_bytes, "Largest request body in bytes (413 above)")
       ->capture_default_str()
       ->check(at_least(1));
+  cmd->add_flag("--no-playground", [a](int64_t) { a->http.playground = false; },
+                "Do not serve the web playground at /");
   cmd->add_option("--http-threads", a->http.http_threads,
                   "Connection workers (requests beyond --slots wait on one each)")
       ->capture_default_str()
