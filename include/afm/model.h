@@ -36,7 +36,8 @@ class SystemLanguageModel {
   explicit SystemLanguageModel(const std::string& gguf_path, ModelOptions options = {});
   // The shipped default model: $AFM_MODEL if set, else models/afm-device-21m.gguf found in
   // the working directory or its parents, else the installed copy (PREFIX/share/afm/models,
-  // found from the library's own location, so any install prefix works).
+  // found from the library's own location, so any install prefix works; a Python wheel puts
+  // it in the environment's share/afm/models).
   static SystemLanguageModel default_model(ModelOptions options = {});
   // The same base model with a LoRA adapter (Swift: SystemLanguageModel(adapter:)): a GGUF
   // adapter file (docs/adapters.md), checked against the base (architecture, tensors, shapes

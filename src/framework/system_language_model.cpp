@@ -73,10 +73,11 @@ SystemLanguageModel SystemLanguageModel::default_model(ModelOptions options) {
     if (std::filesystem::exists(dir / relative, ec)) return SystemLanguageModel((dir / relative).string(), options);
     if (dir == dir.parent_path()) break;
   }
-  // An installed library: PREFIX/lib[/multiarch]/libafm.so -> PREFIX/share/afm/models (the
-  // folders above the library's, at most three up).
+  // An installed library: PREFIX/lib[/multiarch]/libafm.so -> PREFIX/share/afm/models, or the
+  // Python extension: VENV/lib/pythonX.Y/site-packages/afm/ -> VENV/share/afm/models (the
+  // folders above the library's, at most four up).
   std::filesystem::path dir = code_folder();
-  for (int up = 0; up < 3 && !dir.empty() && dir != dir.parent_path(); ++up) {
+  for (int up = 0; up < 4 && !dir.empty() && dir != dir.parent_path(); ++up) {
     dir = dir.parent_path();
     const std::filesystem::path installed = dir / "share/afm" / relative;
     if (std::filesystem::exists(installed, ec)) return SystemLanguageModel(installed.string(), options);
