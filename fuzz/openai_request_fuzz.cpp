@@ -1,4 +1,4 @@
-// libFuzzer target: any bytes as a chat-completions or a text-completions request body parse
+// libFuzzer target: any bytes as a chat-completions, text-completions or tokenizer-route body parse
 // into a request or an ApiError (never another exception, never a crash), and a parsed
 // request serializes back into a completion and SSE chunks (text completions with per-token
 // log-probabilities cut from the prompt, so partial UTF-8 tokens and offsets are exercised).
@@ -10,6 +10,7 @@
 
 #include "server/openai_protocol.h"
 #include "server/text_completion.h"
+#include "server/tokenizer_api.h"
 
 namespace {
 
@@ -48,11 +49,21 @@ void text(std::string_view body) {
   (void)(enc.start() + enc.content(r.text, r.logprobs) + enc.finish(r));
 }
 
+// The tokenizer routes' bodies, with a stand-in tokenizer (one id per byte).
+void tokenizer_routes(std::string_view body) {
+  afm::server::ServedTokenizer t;
+  t.encode = [](std::string_view text, bool) { return std::vector<int32_t>(text.begin(), text.end()); };
+  t.decode = [](std::span<const int32_t> ids) { return std::string(ids.size(), 'x'); };
+  t.vocab_size = 256;
+  (void)dump(afm::server::tokenize_response(t, body));
+  (void)dump(afm::server::detokenize_response(t, body));
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view body(reinterpret_cast<const char*>(data), size);
-  for (void (*parse)(std::string_view) : {chat, text}) {
+  for (void (*parse)(std::string_view) : {chat, text, tokenizer_routes}) {
     try {
       parse(body);
     } catch (const afm::server::ApiError& e) {

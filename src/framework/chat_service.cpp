@@ -413,6 +413,7 @@ ChatResult ChatService::complete(const ChatRequest& request,
   out.text = r.text;
   out.tool_calls = r.tool_calls;
   for (const sample::SampledLogprobs& l : r.answer_logprobs) out.logprobs.push_back(to_chat(l));
+  if (r.end_logprob) out.end_logprob = to_chat(*r.end_logprob);
   for (ToolCall& c : out.tool_calls) {
     char id[32];
     std::snprintf(id, sizeof id, "call_%08llx", static_cast<unsigned long long>(++call_counter_));

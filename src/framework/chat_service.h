@@ -113,6 +113,8 @@ struct ChatResult {
   int64_t completion_tokens = 0;
   // With ChatRequest::logprobs_top >= 0: one entry per answer-text token (sample/logprobs.h).
   std::vector<ChatLogprob> logprobs;
+  // With logprobs_top >= 0 and an answer that ended at an end token: that token's entry.
+  std::optional<ChatLogprob> end_logprob;
   // Text prompts: the prompt as its tokens decode (BOS included when it was added), and with
   // TextPrompt::logprobs_top >= 0 one entry per prompt token, in order. The first token has no
   // context: its logprob is NaN and its alternatives are empty.

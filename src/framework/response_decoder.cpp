@@ -108,6 +108,8 @@ class ResponseDecoder::Turn : public DraftGuide {
       if (plan_.logprobs_top >= 0 && is_answer_text(token)) {
         result_.answer_logprobs.push_back(sample::logprobs_at(logits, token, plan_.logprobs_top));
         if (plan_.on_logprob) plan_.on_logprob(result_.answer_logprobs.back());
+      } else if (plan_.logprobs_top >= 0 && ends_answer(token)) {
+        result_.end_logprob = sample::logprobs_at(logits, token, plan_.logprobs_top);
       }
       if (!emit(token, seq, logits)) break;
     }
@@ -170,6 +172,13 @@ class ResponseDecoder::Turn : public DraftGuide {
     if (tools_enabled() && token == tool_start_) return false;
     if (answer_) return token != end_of_turn_;
     return std::find(stop_ids_.begin(), stop_ids_.end(), token) == stop_ids_.end();
+  }
+
+  // Whether `token`, sampled now, ends the answer text (the end of the turn or of the text).
+  bool ends_answer(int32_t token) const {
+    if (state_ != State::kAnswer) return false;
+    if (answer_) return token == end_of_turn_;
+    return std::find(stop_ids_.begin(), stop_ids_.end(), token) != stop_ids_.end();
   }
 
   // Writes the allowed set into mask_ and returns true, or adjusts logits and returns false

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -67,6 +68,9 @@ struct DecodeResult {
   // With DecodePlan::logprobs_top >= 0: one entry per sampled token of the answer text, in
   // order (not tool-call tokens, the tool start or the end of turn).
   std::vector<sample::SampledLogprobs> answer_logprobs;
+  // With DecodePlan::logprobs_top >= 0, when the answer ended at an end token (of the turn or
+  // of the text): that token's entry (OpenAI's text completions report it; chat does not).
+  std::optional<sample::SampledLogprobs> end_logprob;
   // With a speculator: this turn's drafting counters.
   SpeculationStats speculation;
   // Time spent computing the allowed-token masks (grammar, tool-call state) of the sampled

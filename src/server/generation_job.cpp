@@ -61,8 +61,12 @@ void GenerationJob::run(CompleteFn complete, ChatRequest request) {
     // Log-probabilities end with the last token that reached the answer the client gets:
     // the entries deliver() released, which came in the result's order.
     result.logprobs.resize(std::min(result.logprobs.size(), released_logprobs_));
-    // The engine saw a cancellation; the client sees a normal stop at the sequence.
-    if (stops_.stopped()) result.finish_reason = "stop";
+    // The engine saw a cancellation; the client sees a normal stop at the sequence (and no
+    // end token: the text ended before one).
+    if (stops_.stopped()) {
+      result.finish_reason = "stop";
+      result.end_logprob.reset();
+    }
   }
   result_ = std::move(result);
   error_ = error;

@@ -127,6 +127,9 @@ class HttpServer::Impl {
     // connection the server is closing at that moment; an idle connection holds a worker.
     svr_.set_keep_alive_timeout(15);
     svr_.set_keep_alive_max_count(1000);
+    // Small answers go out at once: with Nagle's algorithm a client that sends headers and
+    // body in two writes (python-requests) waits for the delayed ACK, ~40-90 ms per request.
+    svr_.set_tcp_nodelay(true);
     svr_.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
       t_start = Clock::now();
       t_detail.clear();
@@ -170,6 +173,7 @@ class HttpServer::Impl {
     });
     if (options_.load_adapter) add_adapter_routes();
     if (options_.playground) add_playground_routes();
+    if (options_.tokenizer) add_tokenizer_routes();
     for (const char* path : {"/v1/chat/completions", "/chat/completions"}) {
       post_generation(path, &Impl::chat);
     }
@@ -214,6 +218,27 @@ class HttpServer::Impl {
                  res.set_content(file.body.data(), file.body.size(), std::string(file.content_type));
                });
     }
+  }
+
+  void add_tokenizer_routes() {
+    const auto route = [this](Json (*answer)(const ServedTokenizer&, std::string_view)) {
+      return [this, answer](const httplib::Request& req, httplib::Response& res) {
+        if (!authorize(req, res)) return;
+        try {
+          send_json(res, answer(*options_.tokenizer, req.body));
+        } catch (...) {
+          std::string detail;
+          send_error(res, api_error_from_exception(std::current_exception(), &detail));
+          t_detail = detail;
+        }
+      };
+    };
+    svr_.Post("/tokenize", route(&tokenize_response));
+    svr_.Post("/detokenize", route(&detokenize_response));
+    svr_.Get("/tokenizer_info", [this](const httplib::Request& req, httplib::Response& res) {
+      if (!authorize(req, res)) return;
+      send_json(res, tokenizer_info_response(*options_.tokenizer));
+    });
   }
 
   void add_adapter_routes() {

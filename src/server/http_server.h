@@ -32,6 +32,7 @@
 #include "server/generation_job.h"
 #include "server/model_catalog.h"
 #include "server/metrics.h"
+#include "server/tokenizer_api.h"
 
 namespace afm::server {
 
@@ -48,6 +49,9 @@ struct HttpServerOptions {
   // More samples for GET /metrics (the model's cache sizes); called on each scrape, from the
   // scraping request's thread. Unset: the server's own counters only.
   std::function<std::vector<Metric>()> metrics;
+  // Set: POST /tokenize, POST /detokenize and GET /tokenizer_info answer with this tokenizer
+  // (tokenizer_api.h).
+  std::optional<ServedTokenizer> tokenizer;
   // Set: the adapter admin routes (adapter_admin.h) exist and call this to load an adapter.
   AdapterLoader load_adapter;
 };

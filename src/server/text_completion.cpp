@@ -203,6 +203,9 @@ Json text_completion_json(const CompletionMeta& meta, const ChatResult& result, 
     std::vector<ChatLogprob> entries;
     if (echo) entries = result.prompt_logprobs;
     entries.insert(entries.end(), result.logprobs.begin(), result.logprobs.end());
+    // The token that ended the text counts as generated, as OpenAI and vLLM report it
+    // (lm-eval reads the prompt's scores as everything before the last entry).
+    if (result.end_logprob) entries.push_back(*result.end_logprob);
     lp = legacy_logprobs_json(entries, 0);
   }
   Json out = text_completion_object(
@@ -232,7 +235,9 @@ std::string TextSseEncoder::content(std::string_view text, const std::vector<Cha
 }
 
 std::string TextSseEncoder::finish(const ChatResult& result) const {
-  Json last = chunk("", client_finish_reason(result), nullptr);
+  Json lp;
+  if (logprobs_ && result.end_logprob) lp = legacy_logprobs_json({*result.end_logprob}, chars_sent_);
+  Json last = chunk("", client_finish_reason(result), std::move(lp));
   last["timings"] = timings_json(result);
   std::string out = sse_data(last);
   if (include_usage_) {

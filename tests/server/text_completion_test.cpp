@@ -105,6 +105,12 @@ TEST(TextCompletionResponse, EchoedPromptAndLegacyLogprobs) {
   // "h" and the lead byte of "é" begin in the first token, "y" in the second: "héy ok".
   EXPECT_EQ(lp["text_offset"], Json::parse("[0, 2, 3]"));
   EXPECT_EQ(j["usage"]["total_tokens"], 3);
+  // The token that ended the text is reported after the answer's tokens.
+  r.end_logprob = entry("<end>", -0.5f);
+  const Json ended = text_completion_json({"cmpl-x", 5, "m"}, r, false, true);
+  EXPECT_EQ(ended["choices"][0]["logprobs"]["tokens"], Json::parse(R"([" ok", "<end>"])"));
+  EXPECT_EQ(ended["choices"][0]["logprobs"]["text_offset"], Json::parse("[0, 3]"));
+  EXPECT_EQ(ended["choices"][0]["text"], " ok");  // its text is not part of the answer
   // Without echo: the answer only; without logprobs: null.
   const Json plain = text_completion_json({"cmpl-x", 5, "m"}, r, false, false);
   EXPECT_EQ(plain["choices"][0]["text"], " ok");

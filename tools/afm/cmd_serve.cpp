@@ -177,6 +177,23 @@ server::ServedModel serve_as(const std::shared_ptr<ChatService>& service, std::s
           std::move(info)};
 }
 
+// The model's tokenizer for the /tokenize routes (server/tokenizer_api.h).
+server::ServedTokenizer server_tokenizer(const std::shared_ptr<const LoadedModel>& model, int64_t n_ctx) {
+  const tokenizer::Tokenizer& tok = model->tokenizer();
+  server::ServedTokenizer t;
+  t.encode = [model](std::string_view text, bool add_bos) {
+    const tokenizer::Tokenizer& tk = model->tokenizer();
+    return tk.encode(text, {.parse_special = true, .add_bos = add_bos && tk.add_bos()});
+  };
+  t.decode = [model](std::span<const int32_t> ids) { return model->tokenizer().decode(ids); };
+  t.vocab_size = std::min<int64_t>(tok.vocab_size(), model->weights()->hparams().n_vocab);
+  t.context = n_ctx;
+  if (tok.bos_id()) t.bos_token = tok.token_bytes(*tok.bos_id());
+  if (tok.eos_id()) t.eos_token = tok.token_bytes(*tok.eos_id());
+  t.chat_template = tok.chat_template();
+  return t;
+}
+
 void run_serve(ServeArgs a) {
   a.service.batching = !a.no_batching;
   if (a.http.api_key.empty()) {
@@ -211,6 +228,7 @@ void run_serve(ServeArgs a) {
     return serve_as(service, id, unix_now(), ChatAdapter{adapter, info.scale}, info);
   };
 
+  a.http.tokenizer = server_tokenizer(model, service->n_ctx());
   a.http.metrics = [service] {
     std::vector<server::Metric> all = cache_metrics(service->cache_stats());
     for (server::Metric& m : serving_metrics(*service)) all.push_back(std::move(m));
