@@ -2,37 +2,12 @@
 
 #include <cstdint>
 
+#include "base/utf8.h"
+
 namespace afm::data {
 namespace {
 
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
-
-// Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlongs, no surrogates, at
-// most U+10FFFF), or 0 when the bytes there are not one.
-size_t utf8_length(const unsigned char* p, size_t n) {
-  const unsigned char c = p[0];
-  if (c < 0x80) return 1;
-  size_t len = 0;
-  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-  if (c >= 0xC2 && c <= 0xDF) {
-    len = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    len = 3;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    len = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (n < len || p[1] < lo || p[1] > hi) return 0;
-  for (size_t k = 2; k < len; ++k) {
-    if ((p[k] & 0xC0) != 0x80) return 0;
-  }
-  return len;
-}
 
 // Removes the last UTF-8 character of `out` (for a backspace).
 void pop_character(std::string& out) {
@@ -89,7 +64,7 @@ std::string sanitize_text(std::string_view text) {
     } else if (c == 0x7F) {
       ++i;
     } else {
-      const size_t len = utf8_length(p + i, n - i);
+      const size_t len = utf8_sequence_length(p + i, n - i);
       if (len == 0) {
         out += kReplacement;
         ++i;

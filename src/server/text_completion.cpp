@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "base/utf8.h"
 #include "server/request_fields.h"
 
 namespace afm::server {
@@ -88,43 +89,10 @@ void parse_text_fields(const Json& body, ParsedTextRequest& out) {
   }
 }
 
-// Whether `s` is well-formed UTF-8 (RFC 3629: no overlongs, surrogates or values past U+10FFFF).
-bool is_utf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    size_t n = 0;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if (c >= 0xC2 && c <= 0xDF) {
-      n = 1;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      n = 2;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      n = 3;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    } else {
-      return false;
-    }
-    for (size_t k = 1; k <= n; ++k) {
-      if (i + k >= s.size()) return false;
-      const auto b = static_cast<unsigned char>(s[i + k]);
-      if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) return false;
-    }
-    i += n + 1;
-  }
-  return true;
-}
-
 // How a token's bytes show in tokens / top_logprobs: the text, or "bytes:\xNN..." when it is
 // not whole UTF-8 (OpenAI's spelling for such tokens).
 std::string token_text(const std::string& bytes) {
-  if (is_utf8(bytes)) return bytes;
+  if (is_valid_utf8(bytes)) return bytes;
   std::string out = "bytes:";
   for (unsigned char c : bytes) {
     char hex[5];
