@@ -7,6 +7,7 @@ AFM_BIN is set by CTest.
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -71,6 +72,37 @@ def test_oracle():
                 client.close()  # an idle keep-alive connection holds the shutdown for 15 s
             finally:
                 assert s.stop() == 0
+
+
+def test_base_model():
+    """A model without a chat template is served for text completions; chat is a 400."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = os.path.join(tmp, "base")
+        shutil.copytree(os.path.join(FIXTURES, "llama"), folder)
+        config_path = os.path.join(folder, "tokenizer_config.json")
+        config = json.load(open(config_path))
+        config.pop("chat_template", None)
+        json.dump(config, open(config_path, "w"))
+        path = os.path.join(tmp, "base.gguf")
+        subprocess.run([AFM, "convert", folder, path, "--type", "f32"], check=True,
+                       capture_output=True)
+        s = Server(model=path)
+        try:
+            client = openai.OpenAI(base_url=s.url + "/v1", api_key="none", max_retries=0)
+            model_id = client.models.list().data[0].id
+            r = client.completions.create(model=model_id, prompt="Hello", max_tokens=4,
+                                          temperature=0)
+            assert r.usage.completion_tokens >= 1
+            try:
+                client.chat.completions.create(model=model_id,
+                                               messages=[{"role": "user", "content": "hi"}])
+                raise AssertionError("chat without a template was accepted")
+            except openai.BadRequestError as e:
+                assert "chat template" in e.body["message"], e.body
+            client.close()
+        finally:
+            assert s.stop() == 0
+        assert any("/v1/completions works" in line for line in s.lines)
 
 
 def afm_generate(prompt, n):
@@ -167,6 +199,7 @@ def test_errors(s, client):
 
 def main():
     test_oracle()
+    test_base_model()
     s = Server()
     try:
         client = openai.OpenAI(base_url=s.url + "/v1", api_key="none", max_retries=0, timeout=300)

@@ -202,9 +202,9 @@ void run_serve(ServeArgs a) {
   keep_large_allocations_mapped();  // before any thread: see base/malloc_policy.h
   const sigset_t signals = block_stop_signals();
   std::shared_ptr<const LoadedModel> model = LoadedModel::load(a.model);
-  if (!model->chat_template()) {
-    throw_error(ErrorCode::kUnsupported,
-                a.model + " cannot be served for chat: " + model->unavailable_reason());
+  if (!model->chat_template()) {  // a base model: text completions only
+    std::fprintf(stderr, "afm serve: /v1/chat/completions will answer 400: %s; "
+                 "/v1/completions works\n", model->unavailable_reason().c_str());
   }
   a.service.speculation = speculation_config(a.speculation);
   a.service.n_slots = a.slots > 0 ? a.slots : default_slots(*model, a.service);
