@@ -32,7 +32,13 @@ bool describe(const sockaddr_storage& a, std::string& host, int& port) {
   return true;
 }
 
-bool matches(int fd, int local_port, const std::string& remote_addr, int remote_port) {
+struct Endpoints {
+  std::string local_host, peer_host;
+  int local_port = -1, peer_port = -1;
+};
+
+// The addresses of a connected IPv4 / IPv6 socket; false for anything else.
+bool connected_endpoints(int fd, Endpoints& out) {
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) return false;
   sockaddr_storage peer{}, local{};
@@ -40,29 +46,46 @@ bool matches(int fd, int local_port, const std::string& remote_addr, int remote_
   if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &n) != 0) return false;
   n = sizeof local;
   if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &n) != 0) return false;
-  std::string peer_host, local_host;
-  int peer_port = -1, port = -1;
-  if (!describe(peer, peer_host, peer_port) || !describe(local, local_host, port)) return false;
-  return peer_port == remote_port && port == local_port && peer_host == remote_addr;
+  return describe(peer, out.peer_host, out.peer_port) &&
+         describe(local, out.local_host, out.local_port);
+}
+
+// Calls visit(fd, endpoints) for each connected socket of this process until it returns false.
+template <class Visit>
+void for_each_connection(Visit visit) {
+  DIR* dir = opendir("/proc/self/fd");
+  if (!dir) return;
+  while (const dirent* e = readdir(dir)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    const int fd = std::atoi(e->d_name);
+    Endpoints ends;
+    if (fd != dirfd(dir) && connected_endpoints(fd, ends) && !visit(fd, ends)) break;
+  }
+  closedir(dir);
 }
 
 }  // namespace
 
 ConnectionProbe ConnectionProbe::find(int local_port, const std::string& remote_addr,
                                       int remote_port) {
-  DIR* dir = opendir("/proc/self/fd");
-  if (!dir) return ConnectionProbe();
   int found = -1;
-  while (const dirent* e = readdir(dir)) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    const int fd = std::atoi(e->d_name);
-    if (fd != dirfd(dir) && matches(fd, local_port, remote_addr, remote_port)) {
-      found = fd;
-      break;
+  for_each_connection([&](int fd, const Endpoints& e) {
+    if (e.local_port != local_port || e.peer_port != remote_port || e.peer_host != remote_addr) {
+      return true;
     }
-  }
-  closedir(dir);
+    found = fd;
+    return false;
+  });
   return ConnectionProbe(found);
+}
+
+int ConnectionProbe::end_reads(int local_port) {
+  int shut = 0;
+  for_each_connection([&](int fd, const Endpoints& e) {
+    if (e.local_port == local_port && shutdown(fd, SHUT_RD) == 0) ++shut;
+    return true;
+  });
+  return shut;
 }
 
 bool ConnectionProbe::peer_closed() const {

@@ -21,6 +21,12 @@ class ConnectionProbe {
   // The connected socket whose local port is local_port and whose peer is remote_addr:remote_port.
   static ConnectionProbe find(int local_port, const std::string& remote_addr, int remote_port);
 
+  // Ends the reading side of every connected socket of this process whose local port is
+  // local_port (a server stopping): a worker waiting on an idle keep-alive connection wakes up
+  // at once and closes it, instead of after the keep-alive timeout; a response being written
+  // is not affected. Returns how many sockets it shut.
+  static int end_reads(int local_port);
+
   bool found() const { return fd_ >= 0; }
   // True when the peer closed or reset the connection (pipelined bytes count as connected).
   bool peer_closed() const;

@@ -512,6 +512,10 @@ void HttpServer::run() {
 void HttpServer::stop() {
   impl_->stopping_ = true;
   impl_->svr_.stop();
+  // cpp-httplib 0.11 lets a worker wait out the keep-alive timeout (15 s) on an idle
+  // connection before it can be joined: wake those workers now (nginx keeps idle upstream
+  // connections open, so every replica restart would otherwise take 15 s).
+  if (port_ > 0) ConnectionProbe::end_reads(port_);
 }
 
 }  // namespace afm::server

@@ -4,10 +4,12 @@ logits (the fixtures' reference.json), a greedy answer equal to `afm generate`'s
 to the whole answer, text_offset consistent with the text, max_tokens 0, and the 400s.
 AFM_BIN is set by CTest.
 """
+import http.client
 import json
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -69,7 +71,7 @@ def test_oracle():
             try:
                 client = openai.OpenAI(base_url=s.url + "/v1", api_key="none", max_retries=0)
                 check_prompt_scores(client, client.models.list().data[0].id, ref)
-                client.close()  # an idle keep-alive connection holds the shutdown for 15 s
+                client.close()
             finally:
                 assert s.stop() == 0
 
@@ -103,6 +105,18 @@ def test_base_model():
         finally:
             assert s.stop() == 0
         assert any("/v1/completions works" in line for line in s.lines)
+
+
+def test_prompt_shutdown():
+    """SIGTERM with an idle keep-alive connection open: the server exits at once, not after the
+    15 s keep-alive timeout (nginx keeps idle upstream connections: every restart waited)."""
+    s = Server()
+    conn = http.client.HTTPConnection(s.host, s.port, timeout=30)
+    conn.request("GET", "/health")
+    assert conn.getresponse().read()  # the connection stays open, idle
+    s.proc.send_signal(signal.SIGTERM)
+    assert s.proc.wait(10) == 0  # raises TimeoutExpired if the idle connection holds it
+    conn.close()
 
 
 def afm_generate(prompt, n):
@@ -200,6 +214,7 @@ def test_errors(s, client):
 def main():
     test_oracle()
     test_base_model()
+    test_prompt_shutdown()
     s = Server()
     try:
         client = openai.OpenAI(base_url=s.url + "/v1", api_key="none", max_retries=0, timeout=300)
