@@ -11,7 +11,8 @@ namespace afm::tokenizer {
 namespace {
 
 // llama.cpp's token types.
-constexpr int32_t kTypeNormal = 1, kTypeControl = 3, kTypeUserDefined = 4, kTypeByte = 6;
+constexpr int32_t kTypeNormal = 1, kTypeUnknown = 2, kTypeControl = 3, kTypeUserDefined = 4,
+                  kTypeByte = 6;
 
 std::optional<int32_t> optional_id(const gguf::File& f, const char* key) {
   const gguf::Value* v = f.find(key);
@@ -39,20 +40,55 @@ void set_id(gguf::Writer& w, const char* key, const std::optional<int32_t>& id) 
 Tokenizer Tokenizer::from_gguf(const gguf::File& f) {
   VocabSpec spec;
   const std::string& model = f.get_string("tokenizer.ggml.model");
-  if (model != "gpt2") {
-    throw_error(ErrorCode::kUnsupported,
-                f.path() + ": tokenizer.ggml.model '" + model + "' is not supported yet (gpt2)");
-  }
   const gguf::Value* pre = f.find("tokenizer.ggml.pre");
-  spec.pre_name = pre != nullptr ? pre->as_string("tokenizer.ggml.pre") : "gpt-2";
-  spec.pre_regex = pre_regex_for_name(spec.pre_name);
-  spec.ignore_merges = spec.pre_name == "llama-bpe";  // as llama.cpp does for Llama-3
+  const std::string pre_name = pre != nullptr ? pre->as_string("tokenizer.ggml.pre") : "";
+  if (model == "gpt2") {
+    // llama.cpp uses its "default" regexes when a BPE vocabulary names no pre-tokenizer.
+    spec.pre_name = pre_name.empty() ? "default" : pre_name;
+    const PreTokenizerName& p = pre_tokenizer_for_name(spec.pre_name);
+    spec.pre_regex = p.regexes[0];
+    if (p.regexes.size() > 1) spec.pre_regex_stages = p.regexes;
+    spec.ignore_merges = p.ignore_merges;  // as llama.cpp does (Llama-3)
+  } else if (model == "llama") {
+    // SentencePiece: llama.cpp ignores tokenizer.ggml.pre here (converters write "default").
+    spec.kind = ModelKind::kSentencePiece;
+    spec.add_prefix_space = optional_bool(f, "tokenizer.ggml.add_space_prefix", true);
+  } else if (model == "gemma4") {
+    // Raw-UTF-8 BPE with "▁" for spaces, split at newlines only, byte fallback <0xNN>.
+    spec.kind = ModelKind::kSentencePieceBpe;
+    spec.pre_name = "gemma4";
+    spec.pre_regex = "[^\\n]+|[\\n]+";
+    spec.newline_runs_whole = true;
+    spec.byte_fallback = true;
+    spec.add_prefix_space = optional_bool(f, "tokenizer.ggml.add_space_prefix", false);
+  } else {
+    const char* why = model == "bert"   ? " (WordPiece)"
+                      : model == "t5"   ? " (Unigram)"
+                      : model == "rwkv" ? " (RWKV)"
+                                        : "";
+    throw_error(ErrorCode::kUnsupported, f.path() + ": tokenizer.ggml.model '" + model + "'" + why +
+                                             " is not supported (gpt2, llama, gemma4)");
+  }
   spec.tokens = string_list(f, "tokenizer.ggml.tokens");
-  for (const std::string& m : string_list(f, "tokenizer.ggml.merges")) {
-    size_t sp = m.find(' ', 1);
-    if (sp == std::string::npos)
-      throw_error(ErrorCode::kFormat, f.path() + ": merge '" + m + "' has no space");
-    spec.merges.emplace_back(m.substr(0, sp), m.substr(sp + 1));
+  if (spec.kind == ModelKind::kSentencePiece) {
+    if (const gguf::Value* scores = f.find("tokenizer.ggml.scores")) {
+      const auto& items = scores->as_array("tokenizer.ggml.scores").items;
+      if (items.size() != spec.tokens.size()) {
+        throw_error(ErrorCode::kFormat, f.path() + ": tokenizer.ggml.scores has " +
+                                            std::to_string(items.size()) + " entries for " +
+                                            std::to_string(spec.tokens.size()) + " tokens");
+      }
+      spec.scores.reserve(items.size());
+      for (const gguf::Value& v : items)
+        spec.scores.push_back(static_cast<float>(v.as_f64("tokenizer.ggml.scores")));
+    }
+  } else {
+    for (const std::string& m : string_list(f, "tokenizer.ggml.merges")) {
+      size_t sp = m.find(' ', 1);
+      if (sp == std::string::npos)
+        throw_error(ErrorCode::kFormat, f.path() + ": merge '" + m + "' has no space");
+      spec.merges.emplace_back(m.substr(0, sp), m.substr(sp + 1));
+    }
   }
   if (const gguf::Value* types = f.find("tokenizer.ggml.token_type")) {
     const auto& items = types->as_array("tokenizer.ggml.token_type").items;
@@ -63,9 +99,12 @@ Tokenizer Tokenizer::from_gguf(const gguf::File& f) {
     }
     for (size_t i = 0; i < items.size(); ++i) {
       int64_t t = items[i].as_i64("tokenizer.ggml.token_type");
-      if (t == kTypeControl || t == kTypeUserDefined) {
-        spec.added.push_back({static_cast<int32_t>(i), spec.tokens[i], t == kTypeControl});
+      // Unknown and control tokens are special (matched only with parse_special, as in
+      // llama.cpp); user-defined ones are matched always.
+      if (t == kTypeUnknown || t == kTypeControl || t == kTypeUserDefined) {
+        spec.added.push_back({static_cast<int32_t>(i), spec.tokens[i], t != kTypeUserDefined});
       }
+      if (t == kTypeByte && spec.kind == ModelKind::kSentencePiece) spec.byte_fallback = true;
     }
   }
   spec.bos_id = optional_id(f, "tokenizer.ggml.bos_token_id");

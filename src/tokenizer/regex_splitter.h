@@ -1,5 +1,6 @@
 // Splits text into pre-tokens with a PCRE2 regex (Unicode classes, JIT-compiled), keeping both
-// the matches and the gaps between them (HF's Split behaviour "Isolated").
+// the matches and the gaps between them (HF's Split behaviour "Isolated"). `$` matches only at
+// the very end of the text (PCRE2_DOLLAR_ENDONLY), as in std::regex, which llama.cpp uses.
 //
 // Contract: the constructor throws Error(kFormat) naming the pattern and the PCRE2 message when
 // the pattern does not compile. split() is thread-safe (match data is per thread). Invalid

@@ -7,25 +7,46 @@
 #include "base/mapped_file.h"
 #include "tokenizer/bpe.h"
 #include "tokenizer/byte_level.h"
-#include "tokenizer/regex_splitter.h"
+#include "tokenizer/pre_tokenizer.h"
+#include "tokenizer/spm.h"
 #include "tokenizer/tokenizer_json.h"
 
 namespace afm::tokenizer {
 
 namespace {
 constexpr std::string_view kSpace = "\xe2\x96\x81";  // U+2581, SentencePiece's space
+
+// `text` with every space as "▁", after `prefix`.
+std::string escape_spaces(std::string_view prefix, std::string_view text) {
+  std::string out(prefix);
+  out.reserve(prefix.size() + text.size() + text.size() / 4);
+  for (char c : text) {
+    if (c == ' ')
+      out += kSpace;
+    else
+      out.push_back(c);
+  }
+  return out;
+}
 }  // namespace
 
 Tokenizer::Tokenizer(VocabSpec spec) : spec_(std::move(spec)) {
-  bpe_ = std::make_unique<BpeModel>(spec_);
-  if (spec_.kind == ModelKind::kByteLevelBpe)
-    splitter_ = std::make_unique<RegexSplitter>(spec_.pre_regex);
+  if (spec_.kind == ModelKind::kSentencePiece)
+    spm_ = std::make_unique<SpmModel>(spec_);
+  else
+    bpe_ = std::make_unique<BpeModel>(spec_);
+  if (!spec_.pre_regex_stages.empty())
+    pre_ = std::make_unique<PreTokenizer>(spec_.pre_regex_stages);
+  else if (spec_.kind == ModelKind::kByteLevelBpe || !spec_.pre_regex.empty())
+    pre_ = std::make_unique<PreTokenizer>(std::vector<std::string>{spec_.pre_regex});
   special_.assign(spec_.tokens.size(), 0);
   for (const AddedToken& t : spec_.added) {
+    if (t.content.empty()) continue;
     if (t.special && static_cast<size_t>(t.id) < special_.size())
       special_[static_cast<size_t>(t.id)] = 1;
     added_by_length_.push_back(&t);
-    added_first_byte_[static_cast<uint8_t>(t.content[0])] = true;
+    added_first_byte_[0][static_cast<uint8_t>(t.content[0])] = true;
+    if (!t.special) added_first_byte_[1][static_cast<uint8_t>(t.content[0])] = true;
   }
   std::stable_sort(added_by_length_.begin(), added_by_length_.end(),
                    [](const AddedToken* a, const AddedToken* b) {
@@ -51,17 +72,32 @@ Tokenizer Tokenizer::from_json_file(const std::string& path) {
 
 void Tokenizer::encode_segment(std::string_view text, bool at_start,
                                std::vector<int32_t>& out) const {
+  if (spec_.kind == ModelKind::kSentencePiece) {
+    // One word per segment, "▁" for spaces; llama.cpp prepends one to every segment.
+    spm_->encode(escape_spaces(spec_.add_prefix_space ? kSpace : "", text), out);
+    return;
+  }
+  if (spec_.kind == ModelKind::kSentencePieceBpe && spec_.newline_runs_whole) {
+    // Gemma 4: "▁" for spaces, no prefix, pieces split at newlines.
+    std::string escaped = escape_spaces("", text);
+    std::vector<std::string_view> pieces;
+    pre_->split(escaped, pieces);
+    for (std::string_view piece : pieces) {
+      if (piece.find_first_not_of('\n') == std::string_view::npos) {
+        if (auto id = bpe_->token_id(piece)) {
+          out.push_back(*id);
+          continue;
+        }
+      }
+      bpe_->encode(piece, out);
+    }
+    return;
+  }
   if (spec_.kind == ModelKind::kSentencePieceBpe) {
     // One word per segment: spaces become "▁", and a "▁" is prepended unless one leads already.
-    std::string word;
-    if ((!spec_.prepend_first_only || at_start) && (text.empty() || text[0] != ' ')) word += kSpace;
-    for (char c : text) {
-      if (c == ' ')
-        word += kSpace;
-      else
-        word.push_back(c);
-    }
-    bpe_->encode(word, out);
+    bool prefix = spec_.add_prefix_space && (!spec_.prepend_first_only || at_start) &&
+                  (text.empty() || text[0] != ' ');
+    bpe_->encode(escape_spaces(prefix ? kSpace : "", text), out);
     return;
   }
   std::string prefixed;
@@ -70,7 +106,7 @@ void Tokenizer::encode_segment(std::string_view text, bool at_start,
     text = prefixed;
   }
   std::vector<std::string_view> pieces;
-  splitter_->split(text, pieces);
+  pre_->split(text, pieces);
   std::string mapped;
   for (std::string_view piece : pieces) {
     mapped.clear();
@@ -91,8 +127,9 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, EncodeOptions opti
   size_t segment_start = 0, i = 0;
   while (i < text.size()) {
     const AddedToken* match = nullptr;
-    if (options.parse_special && added_first_byte_[static_cast<uint8_t>(text[i])]) {
+    if (added_first_byte_[options.parse_special ? 0 : 1][static_cast<uint8_t>(text[i])]) {
       for (const AddedToken* t : added_by_length_) {  // longest first
+        if (t->special && !options.parse_special) continue;
         if (text.compare(i, t->content.size(), t->content) == 0) {
           match = t;
           break;
@@ -152,13 +189,21 @@ std::string Tokenizer::token_bytes(int32_t id) const {
 
 std::string Tokenizer::decode(std::span<const int32_t> ids, bool skip_special) const {
   std::string out;
-  for (int32_t id : ids) {
-    if (skip_special && is_special(id)) continue;
-    out += token_bytes(id);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (skip_special && is_special(ids[i])) continue;
+    std::string piece = token_bytes(ids[i]);
+    // As llama.cpp's detokenizer: only the very first token loses the space the encoder
+    // prepended; text after a leading BOS (or any other first token) keeps it.
+    if (i == 0 && spec_.kind == ModelKind::kSentencePiece && spec_.add_prefix_space &&
+        !piece.empty() && piece[0] == ' ')
+      piece.erase(0, 1);
+    out += piece;
   }
   // Like HF's Metaspace decoder: strip one leading space (the one the encoder prepends), so
   // text that itself starts with a space, or follows an added token, does not round-trip.
-  if (spec_.kind == ModelKind::kSentencePieceBpe && !out.empty() && out[0] == ' ') out.erase(0, 1);
+  if (spec_.kind == ModelKind::kSentencePieceBpe && spec_.add_prefix_space && !out.empty() &&
+      out[0] == ' ')
+    out.erase(0, 1);
   return out;
 }
 

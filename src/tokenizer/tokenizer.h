@@ -1,6 +1,8 @@
-// Text <-> token ids for byte-level BPE (GPT-2, Llama-3, Qwen2/3) and SentencePiece-style BPE
-// (byte fallback), loaded from a Hugging Face tokenizer.json or from GGUF tokenizer.* keys.
-// Encodings are identical to Hugging Face `tokenizers` (tests/tokenizer/parity_test.py).
+// Text <-> token ids for byte-level BPE (GPT-2, Llama-3, Qwen2/3, DeepSeek, Falcon, StarCoder,
+// ...), SentencePiece-style BPE (byte fallback) and SentencePiece by scores (GGUF "llama"),
+// loaded from a Hugging Face tokenizer.json or from GGUF tokenizer.* keys. Encodings are
+// identical to Hugging Face `tokenizers` (tests/tokenizer/parity_test.py) and to llama.cpp's
+// own vocabulary tests (tests/tokenizer/llama_vocab_test.cpp).
 //
 // Contract: loaders throw afm::Error naming the problem (JSON pointer or GGUF key) and never
 // accept a configuration they would tokenize differently from its source. A Tokenizer is
@@ -21,11 +23,14 @@
 namespace afm::tokenizer {
 
 class BpeModel;
-class RegexSplitter;
+class PreTokenizer;
+class SpmModel;
 
 struct EncodeOptions {
-  bool parse_special = true;  // added-token strings in the text map to their ids
-  bool add_bos = false;       // prepend BOS (callers pass tokenizer.add_bos() for models)
+  // Special added-token strings in the text map to their ids (else they are tokenized as
+  // text). Non-special added tokens (llama.cpp's user-defined) always do, as in HF and llama.cpp.
+  bool parse_special = true;
+  bool add_bos = false;  // prepend BOS (callers pass tokenizer.add_bos() for models)
 };
 
 class Tokenizer {
@@ -34,6 +39,8 @@ class Tokenizer {
                              const std::string& tokenizer_config_json = "");
   static Tokenizer from_json_file(
       const std::string& path);  // reads tokenizer_config.json beside it
+  // tokenizer.ggml.model "gpt2" (pre names: known_pre_tokenizers()), "llama" (SentencePiece
+  // by scores) or "gemma4"; anything else is Error(kUnsupported) naming it.
   static Tokenizer from_gguf(const gguf::File& file);
   explicit Tokenizer(VocabSpec spec);
   ~Tokenizer();
@@ -41,6 +48,8 @@ class Tokenizer {
   Tokenizer& operator=(Tokenizer&&) noexcept;
 
   std::vector<int32_t> encode(std::string_view text, EncodeOptions options = {}) const;
+  // SentencePiece kinds drop the "▁" prefix the encoder adds: HF-style (tokenizer.json) from the
+  // start of the text, llama.cpp-style (GGUF "llama") from the first token only.
   std::string decode(std::span<const int32_t> ids, bool skip_special = false) const;
   // The bytes one token stands for (added tokens: their content).
   std::string token_bytes(int32_t id) const;
@@ -59,11 +68,13 @@ class Tokenizer {
   void encode_segment(std::string_view text, bool at_start, std::vector<int32_t>& out) const;
 
   VocabSpec spec_;
-  std::unique_ptr<BpeModel> bpe_;
-  std::unique_ptr<RegexSplitter> splitter_;
+  std::unique_ptr<BpeModel> bpe_;                   // the BPE kinds
+  std::unique_ptr<SpmModel> spm_;                   // kSentencePiece
+  std::unique_ptr<PreTokenizer> pre_;               // when the vocabulary has a pre-tokenizer regex
   std::vector<uint8_t> special_;                    // by id: 1 for added special tokens
   std::vector<const AddedToken*> added_by_length_;  // longest first, for splitting
-  bool added_first_byte_[256] = {};                 // quick reject before comparing strings
+  // Quick reject before comparing strings: [0] any added token, [1] non-special ones.
+  bool added_first_byte_[2][256] = {};
 };
 
 // Streams text out of a token sequence without ever emitting part of a UTF-8 character:

@@ -82,6 +82,7 @@ void read_metaspace(const json& p, const std::string& ptr, VocabSpec& spec) {
   std::string scheme = p.value("prepend_scheme", std::string("always"));
   if (scheme == "never") unsupported("Metaspace prepend_scheme 'never'", ptr);
   spec.kind = ModelKind::kSentencePieceBpe;
+  spec.add_prefix_space = true;
   spec.prepend_first_only = scheme == "first";
 }
 
@@ -120,6 +121,7 @@ void read_normalizer(const json& n, VocabSpec& spec) {
   if (!ok)
     unsupported("normalizer '" + type + "' (only SentencePiece's Prepend+Replace)", "/normalizer");
   spec.kind = ModelKind::kSentencePieceBpe;
+  spec.add_prefix_space = true;
 }
 
 void read_added_tokens(const json& added, VocabSpec& spec) {

@@ -70,9 +70,10 @@ ojson token_or_null(const VocabSpec& spec, const std::optional<int32_t>& id) {
 }  // namespace
 
 std::string to_tokenizer_json(const VocabSpec& spec) {
-  if (spec.kind != ModelKind::kByteLevelBpe || spec.pre_regex.empty()) {
+  if (spec.kind != ModelKind::kByteLevelBpe || spec.pre_regex.empty() ||
+      !spec.pre_regex_stages.empty()) {
     throw_error(ErrorCode::kUnsupported,
-                "tokenizer.json writer: only byte-level BPE with a pre-tokenizer regex");
+                "tokenizer.json writer: only byte-level BPE with one pre-tokenizer regex");
   }
   ojson split{{"type", "Split"},
               {"pattern", {{"Regex", spec.pre_regex}}},

@@ -3,8 +3,9 @@
 // ByteLevel decoder, added tokens) and tokenizer_config.json (eos/bos ids, no BOS/EOS added).
 // Both load in HF `tokenizers` / `transformers` and in parse_tokenizer_json unchanged.
 //
-// Contract: only ModelKind::kByteLevelBpe with a pre_regex; anything else is
-// Error(kUnsupported). Token strings that are not valid UTF-8 are Error(kInvalidArgument).
+// Contract: only ModelKind::kByteLevelBpe with one pre_regex (no pre_regex_stages); anything
+// else is Error(kUnsupported). Token strings that are not valid UTF-8 are
+// Error(kInvalidArgument).
 #pragma once
 
 #include <string>

@@ -12,7 +12,8 @@ namespace afm::tokenizer {
 
 enum class ModelKind {
   kByteLevelBpe,      // GPT-2 / Llama-3 / Qwen: bytes mapped to characters, regex pre-tokenizer
-  kSentencePieceBpe,  // "▁" for spaces, byte fallback tokens <0xNN>
+  kSentencePieceBpe,  // "▁" for spaces, byte fallback tokens <0xNN>, merges by rank
+  kSentencePiece,     // GGUF "llama": "▁" for spaces, merges by token score (spm.h)
 };
 
 struct AddedToken {
@@ -26,12 +27,22 @@ struct VocabSpec {
   std::vector<std::string> tokens;                          // by id, in the vocabulary's own form
   std::vector<std::pair<std::string, std::string>> merges;  // by rank
   std::vector<AddedToken> added;
-  std::string pre_name;           // llama.cpp's tokenizer.ggml.pre ("gpt-2", "llama-bpe", "qwen2")
-  std::string pre_regex;          // the regex that name stands for ("" for SentencePiece)
-  bool add_prefix_space = false;  // ByteLevel(add_prefix_space=True)
+  std::vector<float> scores;  // by id; kSentencePiece only (tokenizer.ggml.scores)
+  std::string pre_name;       // llama.cpp's tokenizer.ggml.pre ("gpt-2", "llama-bpe", "qwen2", ...)
+  std::string pre_regex;      // the regex that name stands for ("" for SentencePiece)
+  // Names that split in several stages (deepseek-llm, falcon, starcoder, ...): every regex in
+  // order, pre_regex being the first; each splits the pieces of the one before. Empty when
+  // pre_regex alone is the pre-tokenizer. Such vocabularies load from GGUF only.
+  std::vector<std::string> pre_regex_stages;
+  // ByteLevel(add_prefix_space=True). SentencePiece kinds: "▁" before text segments (HF's
+  // Metaspace / Prepend; GGUF tokenizer.ggml.add_space_prefix) that decode drops again.
+  bool add_prefix_space = false;
   bool byte_fallback = false;
   bool ignore_merges = false;       // a pre-token that is itself a vocabulary entry is used whole
   bool prepend_first_only = false;  // SentencePiece: "▁" only before the text's first segment
+  // Raw-UTF-8 BPE with "▁" for spaces, split only at newlines (GGUF "gemma4"): a run of
+  // newlines that is itself a token is used whole.
+  bool newline_runs_whole = false;
   std::optional<int32_t> bos_id, eos_id, unk_id, pad_id;
   bool add_bos = false;
   bool add_eos = false;
@@ -41,10 +52,14 @@ struct VocabSpec {
 // llama.cpp's pre-tokenizer names and the regexes they stand for.
 struct PreTokenizerName {
   const char* name;
-  const char* regex;
+  std::vector<std::string> regexes;  // applied in order, each to the pieces of the one before
+  bool ignore_merges = false;        // llama.cpp sets it for this name
+  bool from_json = false;            // pre_name_for_regex may answer it (HF's exact Split regex)
 };
 const std::vector<PreTokenizerName>& known_pre_tokenizers();
-// The regex for a llama.cpp name, or Error(kUnsupported) naming it.
+// The entry for a llama.cpp name, or Error(kUnsupported) naming it.
+const PreTokenizerName& pre_tokenizer_for_name(const std::string& name);
+// The regex for a single-regex llama.cpp name, or Error(kUnsupported) naming it.
 std::string pre_regex_for_name(const std::string& name);
 // The llama.cpp name for a regex, or Error(kUnsupported) quoting it.
 std::string pre_name_for_regex(const std::string& regex);

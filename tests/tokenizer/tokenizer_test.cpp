@@ -1,9 +1,15 @@
 #include "tokenizer/tokenizer.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "base/error.h"
+#include "gguf/reader.h"
+#include "gguf/writer.h"
 #include "tokenizer/byte_level.h"
+#include "tokenizer/pre_tokenizer.h"
 #include "tokenizer/regex_splitter.h"
 
 namespace afm::tokenizer {
@@ -38,6 +44,17 @@ TEST(RegexSplitter, KeepsMatchesAndGaps) {
   EXPECT_THROW(RegexSplitter("(unclosed"), Error);
 }
 
+TEST(PreTokenizer, EachStageSplitsThePiecesOfTheOneBefore) {
+  PreTokenizer p({R"(\p{N})", R"( ?\p{L}+|\s+$)"});
+  std::vector<std::string_view> pieces;
+  p.split("ab 12 cd  ", pieces);
+  // `$` sees only the end of its piece: "  " ends the text, " " before "12" ends a piece.
+  EXPECT_EQ(pieces, (std::vector<std::string_view>{"ab", " ", "1", "2", " cd", "  "}));
+  pieces.clear();
+  PreTokenizer({}).split("x y", pieces);
+  EXPECT_EQ(pieces, (std::vector<std::string_view>{"x y"}));
+}
+
 TEST(Tokenizer, MergesByRankAndSplitsAddedTokens) {
   Tokenizer t = Tokenizer::from_json(kTinyJson);
   EXPECT_EQ(t.encode("abc"), (std::vector<int32_t>{4}));
@@ -45,6 +62,8 @@ TEST(Tokenizer, MergesByRankAndSplitsAddedTokens) {
   EXPECT_EQ(t.encode("ab<s>c"), (std::vector<int32_t>{3, 7, 2}));
   EXPECT_EQ(t.encode("<s>xa"), (std::vector<int32_t>{8, 0}));       // longest added token wins
   EXPECT_EQ(t.encode("<s>", {.parse_special = false}).size(), 0u);  // '<' 's' '>' not in vocab
+  // Non-special added tokens are matched even without parse_special (as HF and llama.cpp).
+  EXPECT_EQ(t.encode("<s>xa", {.parse_special = false}), (std::vector<int32_t>{8, 0}));
   EXPECT_TRUE(t.is_special(7));
   EXPECT_FALSE(t.is_special(8));
   std::vector<int32_t> ids = {4, 7, 6};
@@ -137,6 +156,47 @@ TEST(Tokenizer, BadJsonIsATypedError) {
   expect_error(R"({"model": {"type": "BPE", "vocab": {"a": 2}, "merges": []},
                    "pre_tokenizer": {"type": "ByteLevel"}})",
                ErrorCode::kFormat, "token id 0 has no token");
+}
+
+// A GGUF file with the given tokenizer.ggml.model / pre and a three-token vocabulary.
+Tokenizer load_gguf(const std::string& model, const std::string& pre) {
+  auto path = std::filesystem::temp_directory_path() /
+              ("afm_tokenizer_test_" + std::to_string(::getpid()) + ".gguf");
+  gguf::Writer w;
+  w.set("tokenizer.ggml.model", gguf::Value(model));
+  if (!pre.empty()) w.set("tokenizer.ggml.pre", gguf::Value(pre));
+  w.set("tokenizer.ggml.tokens", gguf::Value::string_array({"a", "b", "ab"}));
+  w.set("tokenizer.ggml.merges", gguf::Value::string_array({"a b"}));
+  w.write(path.string());
+  struct Remove {
+    std::filesystem::path p;
+    ~Remove() { std::filesystem::remove(p); }
+  } remove{path};
+  gguf::File f = gguf::File::open(path.string());
+  return Tokenizer::from_gguf(f);
+}
+
+void expect_gguf_error(const std::string& model, const std::string& pre,
+                       const std::string& needle) {
+  try {
+    load_gguf(model, pre);
+    ADD_FAILURE() << "loaded; expected " << needle;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported) << e.what();
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(GgufVocab, KnownPreTokenizersLoadAndOthersAreTypedErrors) {
+  for (const PreTokenizerName& p : known_pre_tokenizers()) {
+    Tokenizer t = load_gguf("gpt2", p.name);
+    EXPECT_EQ(t.encode("ab"), (std::vector<int32_t>{2})) << p.name;
+  }
+  EXPECT_EQ(load_gguf("gpt2", "").spec().pre_name, "default");  // as llama.cpp
+  expect_gguf_error("gpt2", "no-such-pre", "'no-such-pre'");
+  expect_gguf_error("bert", "bert-bge", "'bert' (WordPiece)");
+  expect_gguf_error("t5", "", "'t5' (Unigram)");
+  expect_gguf_error("rwkv", "", "'rwkv'");
 }
 
 }  // namespace
