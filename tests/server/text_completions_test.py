@@ -6,7 +6,6 @@ AFM_BIN is set by CTest.
 """
 import http.client
 import json
-import math
 import os
 import shutil
 import signal
@@ -23,10 +22,11 @@ from openai_client_test import AFM, MODEL, MODEL_ID, Server  # noqa: E402
 FIXTURES = "tests/data/hf"
 
 
-def log_softmax(row):
-    top = max(row)
-    norm = top + math.log(sum(math.exp(x - top) for x in row))
-    return [x - norm for x in row]
+def log_softmax(rows):
+    """Log-softmax over the last axis (one row or a matrix of rows), in float64."""
+    x = np.asarray(rows, dtype=np.float64)
+    top = x.max(axis=-1, keepdims=True)
+    return x - top - np.log(np.exp(x - top).sum(axis=-1, keepdims=True))
 
 
 def check_prompt_scores(client, model_id, ref):
@@ -176,10 +176,9 @@ def test_long_prompt(s, client):
                          check=True, capture_output=True, text=True)
     ref = json.loads(out.stdout)
     assert len(ref["tokens"]) == len(lp.tokens)
-    logits = np.array(ref["logits"], dtype=np.float64)
-    norm = logits.max(axis=1) + np.log(np.exp(logits - logits.max(axis=1, keepdims=True)).sum(axis=1))
+    logprobs = log_softmax(ref["logits"])
     for p in range(1, len(lp.tokens)):
-        want = logits[p - 1, ref["tokens"][p]] - norm[p - 1]
+        want = logprobs[p - 1, ref["tokens"][p]]
         assert abs(lp.token_logprobs[p] - want) < 2e-3, (p, lp.token_logprobs[p], want)
 
 
