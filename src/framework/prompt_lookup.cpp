@@ -21,3 +21,26 @@ std::optional<int32_t> prompt_lookup_next(std::span<const int32_t> context, int 
 }
 
 }  // namespace afm
+
+namespace afm {
+
+std::string_view prompt_lookup_bytes(std::string_view text, size_t min_match, size_t max_match,
+                                     size_t max_bytes) {
+  const size_t len = text.size();
+  if (min_match == 0 || len <= min_match) return {};
+  size_t best_len = 0, best_end = 0;
+  // Candidate occurrences end at e < len (a byte must follow); the most recent wins ties.
+  for (size_t e = len - 1; e >= min_match; --e) {
+    size_t n = 0;
+    while (n < max_match && n < e && text[e - 1 - n] == text[len - 1 - n]) ++n;
+    if (n >= min_match && n > best_len) {
+      best_len = n;
+      best_end = e;
+      if (n == max_match) break;
+    }
+  }
+  if (best_len == 0) return {};
+  return text.substr(best_end, std::min(max_bytes, len - best_end));
+}
+
+}  // namespace afm

@@ -14,6 +14,12 @@ constexpr int kMaxDraft = 32;
 constexpr size_t kMaxProposal = 32;  // forced runs included
 constexpr int kMissesBeforePause = 3;
 constexpr int kFirstPause = 8, kLongestPause = 256;
+// Byte-level lookup: a match of at least 2 bytes (one byte recurs everywhere) and at most 64,
+// and 48 bytes of continuation (more than a draft's tokens take).
+constexpr size_t kMinByteMatch = 2, kMaxByteMatch = 64, kContinuationBytes = 48;
+// Output tokens re-spelt with the continuation, so that a partly written word is completed
+// the tokenizer's way (`"`+`St` + "onegate" -> `one`+`gate`).
+constexpr size_t kRespeltTokens = 2;
 
 void check_same_vocabulary(const model::Model& target, const tokenizer::Tokenizer& a,
                            const LoadedModel& draft) {
@@ -93,6 +99,8 @@ std::vector<int32_t> Speculator::propose(std::span<const int32_t> context, size_
   if (forced_paused) --forced_pause_;
   const int drafted_limit = paused ? 0 : length_;
   scratch_.assign(context.begin(), context.end());
+  run_.clear();
+  run_next_ = 0;
   // Hooks around the draft model's passes: `after` runs once, also when a pass throws.
   struct DraftHooks {
     const std::function<void()>& after;
@@ -120,7 +128,7 @@ std::vector<int32_t> Speculator::propose(std::span<const int32_t> context, size_
       forced_rest_.clear();
       next_forced = 0;
       if (drafted >= drafted_limit) break;
-      if (config_.lookup > 0) token = prompt_lookup_next(scratch_, config_.lookup);
+      if (config_.lookup > 0) token = lookup_next(guide);
       if (!token && draft_) {
         if (!hooks.began && before_draft_) before_draft_();
         hooks.began = true;
@@ -130,6 +138,12 @@ std::vector<int32_t> Speculator::propose(std::span<const int32_t> context, size_
       ++drafted;
     }
     guide.advance(*token);
+    if (run_next_ < run_.size() && run_[run_next_] == *token) {
+      ++run_next_;
+    } else {
+      run_.clear();
+      run_next_ = 0;
+    }
     last_.push_back(*token);
     is_forced_.push_back(forced);
     last_rest_.push_back(std::move(rest));
@@ -167,6 +181,59 @@ void Speculator::spell_forced(const std::string& bytes, DraftGuide& guide) {
     }
     rest.erase(0, piece.size());
   }
+}
+
+std::optional<int32_t> Speculator::lookup_next(DraftGuide& guide) {
+  if (run_next_ == run_.size()) {
+    run_ = byte_lookup_run(guide);
+    run_next_ = 0;
+  }
+  if (run_next_ < run_.size()) return run_[run_next_];
+  return prompt_lookup_next(scratch_, config_.lookup);
+}
+
+void Speculator::sync_bytes(DraftGuide& guide) {
+  size_t keep = 0;
+  const size_t common = std::min(bytes_tokens_.size(), scratch_.size());
+  while (keep < common && bytes_tokens_[keep] == scratch_[keep]) ++keep;
+  bytes_tokens_.resize(keep);
+  bytes_ends_.resize(keep);
+  bytes_.resize(keep ? bytes_ends_.back() : 0);
+  for (size_t i = keep; i < scratch_.size(); ++i) {
+    bytes_ += guide.token_bytes(scratch_[i]);
+    bytes_tokens_.push_back(scratch_[i]);
+    bytes_ends_.push_back(bytes_.size());
+  }
+}
+
+std::vector<int32_t> Speculator::byte_lookup_run(DraftGuide& guide) {
+  sync_bytes(guide);
+  std::string_view next =
+      prompt_lookup_bytes(bytes_, kMinByteMatch, kMaxByteMatch, kContinuationBytes);
+  if (next.empty()) return {};
+  // Whole words only: the last word may be cut short, and a cut word is spelt otherwise. A
+  // continuation that ends where the context does is whole already.
+  const bool cut = next.data() + next.size() != bytes_.data() + bytes_.size();
+  if (cut) {
+    const size_t space = next.find_last_of(" \n");
+    if (space == std::string_view::npos || space == 0) return {};
+    next = next.substr(0, space);
+  }
+  // Spell the last output tokens and the continuation together; where the spelling starts
+  // with those very tokens, the rest is how the tokenizer continues them.
+  const size_t n = bytes_tokens_.size();
+  for (size_t j = std::min(kRespeltTokens, n); j >= 1; --j) {
+    const size_t from = n - j == 0 ? 0 : bytes_ends_[n - j - 1];
+    std::string text = bytes_.substr(from);
+    text.append(next);
+    std::vector<int32_t> spelt = guide.spell(text);
+    if (spelt.size() > j && std::equal(spelt.begin(), spelt.begin() + static_cast<ptrdiff_t>(j),
+                                       bytes_tokens_.end() - static_cast<ptrdiff_t>(j))) {
+      spelt.erase(spelt.begin(), spelt.begin() + static_cast<ptrdiff_t>(j));
+      return spelt;
+    }
+  }
+  return guide.spell(next);
 }
 
 std::span<const float> Speculator::draft_logits(std::span<const int32_t> context) {

@@ -5,7 +5,9 @@
 //   1. the grammar (jump-forward): where the grammar forces the next bytes (the keys and
 //      punctuation of a JSON object), their spelling in tokens is proposed without running
 //      anything: the tokenizer's, corrected by how the model spelt the same bytes before;
-//   2. prompt lookup (prompt_lookup.h), when SpeculationConfig::lookup > 0;
+//   2. prompt lookup (prompt_lookup.h), when SpeculationConfig::lookup > 0: first by bytes (the
+//      output's last bytes found earlier in the context; the bytes that followed them, spelt
+//      the way the tokenizer spells them after the output's last tokens), then by token n-grams;
 //   3. a draft model (greedy, confined to the grammar's mask), when one is configured.
 // A proposal ends at the first position no source fills, at a token the guide refuses, or at
 // the adaptive length.
@@ -121,6 +123,14 @@ class Speculator {
   // Fills forced_ / forced_rest_ with a spelling of `bytes`: learnt first tokens while they
   // fit, then the tokenizer's spelling of the rest.
   void spell_forced(const std::string& bytes, DraftGuide& guide);
+  // The next prompt-lookup token after scratch_: the byte-level run's next token, else a new
+  // byte-level run, else the token n-gram match.
+  std::optional<int32_t> lookup_next(DraftGuide& guide);
+  // A byte-level lookup's continuation of scratch_ in tokens (empty: no match, or the guide
+  // cannot spell).
+  std::vector<int32_t> byte_lookup_run(DraftGuide& guide);
+  // Brings bytes_ to hold the bytes of scratch_ (incrementally: scratch_ mostly grows).
+  void sync_bytes(DraftGuide& guide);
 
   SpeculationConfig config_;
   std::unique_ptr<Sequence> draft_;        // the draft model's KV cache (null: no draft model)
@@ -130,6 +140,11 @@ class Speculator {
   std::vector<int32_t> forced_;            // the grammar's forced tokens not yet proposed
   std::vector<std::string> forced_rest_;   // for each, the forced bytes from it on
   std::vector<std::string> last_rest_;     // forced_rest_ of the last proposal's tokens
+  std::vector<int32_t> run_;               // the byte-level lookup's tokens not yet proposed
+  size_t run_next_ = 0;
+  std::string bytes_;                      // the bytes of bytes_tokens_
+  std::vector<int32_t> bytes_tokens_;      // the tokens bytes_ spells
+  std::vector<size_t> bytes_ends_;         // where each of them ends in bytes_
   // How the model spells forced bytes: the first token it sampled where the tokenizer's
   // spelling of these bytes was proposed and rejected (learnt per slot or session; bounded).
   std::unordered_map<std::string, int32_t> first_token_;

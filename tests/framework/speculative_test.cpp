@@ -125,6 +125,74 @@ TEST(PromptLookup, ProposesWhatFollowedTheLongestRecurringSuffix) {
   EXPECT_EQ(prompt_lookup_next(std::vector<int32_t>{5, 5}, 1), 5);
 }
 
+TEST(PromptLookup, ProposesTheBytesThatFollowedTheLongestRecurringByteSuffix) {
+  const std::string output = "Stonegate Legal paid Rosa; Stonehill wrote. {\"payer\":\"St";
+  // "St" recurs twice ("\"St" never does): the most recent occurrence wins, and its
+  // continuation is cut at max_bytes.
+  EXPECT_EQ(prompt_lookup_bytes(output, 2, 64, 9), "onehill w");
+  EXPECT_EQ(prompt_lookup_bytes(output, 3, 64, 9), "");  // "\"St" never recurs
+  // The longest recurring suffix beats a more recent shorter one.
+  EXPECT_EQ(prompt_lookup_bytes("xab1 yb2 xab", 2, 8, 1), "1");  // "xab"
+  EXPECT_EQ(prompt_lookup_bytes("xab1 yb2 xab", 1, 1, 1), "2");  // "b", most recently in "yb"
+  // A repeating pattern continues into the suffix itself; the continuation stops at the end.
+  EXPECT_EQ(prompt_lookup_bytes("abcabc", 2, 8, 10), "abc");
+  EXPECT_EQ(prompt_lookup_bytes("ab", 2, 8, 10), "");
+  EXPECT_EQ(prompt_lookup_bytes("", 2, 8, 10), "");
+}
+
+// A guide that allows every token, forces nothing and spells with the shipped tokenizer.
+class SpellingGuide : public DraftGuide {
+ public:
+  std::string forced_bytes() override { return {}; }
+  std::vector<int32_t> spell(std::string_view bytes) override {
+    return tok().encode(bytes, {.parse_special = false, .add_bos = false});
+  }
+  std::string token_bytes(int32_t t) override { return tok().token_bytes(t); }
+  bool allows(int32_t t) override { return t >= 0 && t < tok().vocab_size() && !ends(t); }
+  bool ends(int32_t t) override { return t < 5; }  // the shipped vocabulary's specials
+  void advance(int32_t) override {}
+
+ private:
+  static const tokenizer::Tokenizer& tok() { return model()->tokenizer(); }
+};
+
+std::string bytes_of(const std::vector<int32_t>& tokens) {
+  std::string s;
+  for (int32_t t : tokens) s += model()->tokenizer().token_bytes(t);
+  return s;
+}
+
+TEST(PromptLookup, ByteLookupFindsACopyTheOutputSpellsWithOtherTokens) {
+  // The passage says " Stonegate Legal"; the JSON value starts `"St`, so the output's last
+  // tokens never occur in the passage's tokens, but its last bytes do.
+  const tokenizer::Tokenizer& tok = model()->tokenizer();
+  std::vector<int32_t> tokens = tok.encode("The bill came from Stonegate Legal; it was paid.",
+                                            {.parse_special = false, .add_bos = false});
+  const std::vector<int32_t> output =
+      tok.encode("{\"payee\":\"St", {.parse_special = false, .add_bos = false});
+  tokens.insert(tokens.end(), output.begin(), output.end());
+  // The token n-gram lookup has nothing that continues the name.
+  const std::optional<int32_t> by_tokens = prompt_lookup_next(tokens, 3);
+  EXPECT_FALSE(by_tokens && bytes_of({*by_tokens}).starts_with("one"));
+
+  SpeculationConfig config = lookup_config();
+  config.max_draft = 8;
+  Speculator speculator(config, context());
+  SpellingGuide guide;
+  const std::vector<int32_t> draft = speculator.propose(tokens, 16, guide);
+  ASSERT_FALSE(draft.empty());
+  // The continuation, spelt the way the tokenizer spells `"Stonegate Legal...` after `"St`
+  // (whole words only), as far as the adaptive length allows.
+  const std::string drafted = bytes_of(draft);
+  EXPECT_TRUE(std::string("onegate Legal; it was").starts_with(drafted)) << drafted;
+  EXPECT_GE(drafted.size(), std::string("onegate").size()) << drafted;
+  std::vector<int32_t> whole = output;
+  whole.insert(whole.end(), draft.begin(), draft.end());
+  const std::vector<int32_t> spelt =
+      tok.encode(bytes_of(whole), {.parse_special = false, .add_bos = false});
+  EXPECT_EQ(whole, spelt) << "the draft continues the output the tokenizer's way";
+}
+
 TEST(Speculation, FreeTextIsTheSameTurnAtTemperatureZeroAndSeedForSeedAbove) {
   const std::vector<int32_t> prompt = render(kLongAnswerPrompt);
   DecodePlan plan;
