@@ -29,24 +29,30 @@ def model_id(url):
         return json.load(r)["data"][0]["id"]
 
 
-def run(model, tasks, limit, afm, threads=None):
-    """lm-eval's results dict (with "samples") for `tasks` on `model` served by afm."""
+def evaluate(url, tasks, limit):
+    """lm-eval's results dict (with "samples") for `tasks` on the server at `url` (afm serve's
+    base URL, without /v1)."""
     import lm_eval
     from lm_eval.tasks import TaskManager
 
+    args = (f"model={model_id(url)},base_url={url}/v1/completions,"
+            "tokenizer_backend=remote,num_concurrent=1,max_retries=1,tokenized_requests=True")
+    cwd = os.getcwd()
+    os.chdir(ROOT)  # the tasks' data paths are relative to the repository root
+    try:
+        return lm_eval.simple_evaluate(
+            model="local-completions", model_args=args, tasks=tasks,
+            task_manager=TaskManager(include_path=os.path.join(ROOT, "eval", "lm_eval")),
+            limit=limit, log_samples=True, bootstrap_iters=0)
+    finally:
+        os.chdir(cwd)
+
+
+def run(model, tasks, limit, afm, threads=None):
+    """lm-eval's results dict (with "samples") for `tasks` on `model` served by afm."""
     server = task_eval.Server(afm, model, threads=threads)
     try:
-        args = (f"model={model_id(server.url)},base_url={server.url}/v1/completions,"
-                "tokenizer_backend=remote,num_concurrent=1,max_retries=1,tokenized_requests=True")
-        cwd = os.getcwd()
-        os.chdir(ROOT)  # the tasks' data paths are relative to the repository root
-        try:
-            return lm_eval.simple_evaluate(
-                model="local-completions", model_args=args, tasks=tasks,
-                task_manager=TaskManager(include_path=os.path.join(ROOT, "eval", "lm_eval")),
-                limit=limit, log_samples=True, bootstrap_iters=0)
-        finally:
-            os.chdir(cwd)
+        return evaluate(server.url, tasks, limit)
     finally:
         server.stop()
 

@@ -675,6 +675,27 @@ def summarize(task, records):
             for m, v, k in rows]
 
 
+def run_task(client, model_id, task, n, seed, progress=True):
+    """Generates `n` items of `task` with `seed`, asks each through `client` (an openai.OpenAI
+    on a server that serves `model_id`) and returns {"metrics": [...], "items": [records]}."""
+    records, task_start = [], time.time()
+    items = generate(task, n, seed)
+    tty = progress and sys.stderr.isatty()
+    for i, item in enumerate(items):
+        got, finish_reason, error = ask(client, model_id, item)
+        records.append({"kind": item["kind"], "prompt": item["messages"][-1]["content"],
+                        "expected": item["expected"], "got": got,
+                        "finish_reason": finish_reason, "error": error,
+                        "score": score_item(item, got)})
+        if tty:  # one line, rewritten in place
+            print(f"\rtask_eval: {task} {i + 1}/{len(items)}", end="", file=sys.stderr,
+                  flush=True)
+    if progress:
+        done = f"task_eval: {task} {len(items)}/{len(items)} ({time.time() - task_start:.1f} s)"
+        print(("\r" if tty else "") + done, file=sys.stderr, flush=True)
+    return {"metrics": summarize(task, records), "items": records}
+
+
 def run_eval(args):
     import openai  # imported here so the scorers can be used without the client installed
 
@@ -687,25 +708,11 @@ def run_eval(args):
     server = Server(args.afm, args.model, args.threads, args.adapter)
     results = {"model": args.model, "adapter": args.adapter, "seed": args.seed, "n": args.n,
                "tasks": {}}
-    tty = sys.stderr.isatty()
     client = openai.OpenAI(base_url=server.url + "/v1", api_key="unused", timeout=300,
                            max_retries=0)
     try:
         for task in tasks:
-            records, task_start = [], time.time()
-            items = generate(task, args.n, args.seed)
-            for i, item in enumerate(items):
-                got, finish_reason, error = ask(client, model_id, item)
-                records.append({"kind": item["kind"], "prompt": item["messages"][-1]["content"],
-                                "expected": item["expected"], "got": got,
-                                "finish_reason": finish_reason, "error": error,
-                                "score": score_item(item, got)})
-                if tty:  # one line, rewritten in place
-                    print(f"\rtask_eval: {task} {i + 1}/{len(items)}", end="", file=sys.stderr,
-                          flush=True)
-            done = f"task_eval: {task} {len(items)}/{len(items)} ({time.time() - task_start:.1f} s)"
-            print(("\r" if tty else "") + done, file=sys.stderr, flush=True)
-            results["tasks"][task] = {"metrics": summarize(task, records), "items": records}
+            results["tasks"][task] = run_task(client, model_id, task, args.n, args.seed)
     finally:
         client.close()  # an open keep-alive connection would hold the server's shutdown 15 s
         server.stop()

@@ -5,6 +5,7 @@
 #   lib/pkgconfig/afm.pc        pkg-config --cflags --libs afm
 #   bin/afm (and bin/afm-train when the trainer is built)
 #   share/afm/models/           the shipped default model, which default_model() finds there
+#   share/afm/eval, share/afm/bench   `afm eval`'s suite runner, generator and lm-eval tasks
 # Only the public API's dependency (nlohmann_json, header-only) reaches a consumer; the
 # engine's own libraries are linked into libafm.so (see docs/library.md).
 include(GNUInstallDirs)
@@ -61,3 +62,11 @@ endif()
 install(FILES ${PROJECT_SOURCE_DIR}/models/afm-device-21m.gguf
               ${PROJECT_SOURCE_DIR}/models/afm-device-21m-draft.gguf
         DESTINATION ${CMAKE_INSTALL_DATADIR}/afm/models)
+# `afm eval`'s suites (tools/afm/cmd_eval.cpp finds the runner at bin/../share/afm/eval/): the
+# runner and lm-eval task definitions under share/afm/eval, the evaluation generator and the
+# lm-eval driver under share/afm/bench, the layout of the checkout.
+install(FILES ${PROJECT_SOURCE_DIR}/eval/afm_eval.py DESTINATION ${CMAKE_INSTALL_DATADIR}/afm/eval)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/eval/lm_eval DESTINATION ${CMAKE_INSTALL_DATADIR}/afm/eval
+        PATTERN "__pycache__" EXCLUDE)
+install(FILES ${PROJECT_SOURCE_DIR}/bench/task_eval.py ${PROJECT_SOURCE_DIR}/bench/lm_eval_suite.py
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/afm/bench)

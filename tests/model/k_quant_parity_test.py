@@ -106,7 +106,7 @@ def llama_cpp_logits(path, tokens):
 
 
 def afm_logits(path, tokens):
-    out = subprocess.run([AFM, "eval", "-m", path, "--tokens", ",".join(map(str, tokens)), "-t", "2",
+    out = subprocess.run([AFM, "logits", "-m", path, "--tokens", ",".join(map(str, tokens)), "-t", "2",
                           "--logits", "--json"], check=True, capture_output=True, text=True)
     return np.array(json.loads(out.stdout)["logits"], dtype=np.float64)
 

@@ -56,7 +56,7 @@ def main():
                     assert got["tokens"] == want_tokens, (arch, wtype, got["tokens"], want_tokens)
                 else:
                     seq = prompt + want_tokens
-                    got = afm_json("eval", "-m", path, "--tokens", ",".join(map(str, seq)), "-t", "2")
+                    got = afm_json("logits", "-m", path, "--tokens", ",".join(map(str, seq)), "-t", "2")
                     same = sum(int(a == b) for a, b in zip(got["argmax"], want_argmax))
                     agreement[wtype][0] += same
                     agreement[wtype][1] += len(seq)

@@ -36,7 +36,7 @@ def afm(*args):
 
 
 def afm_logits(model, tokens, *extra):
-    out = afm("eval", "-m", model, "--tokens", ",".join(map(str, tokens)), "--logits", "--json",
+    out = afm("logits", "-m", model, "--tokens", ",".join(map(str, tokens)), "--logits", "--json",
               "--kv-type", "f32", "-t", "2", *extra)
     return np.array(json.loads(out)["logits"])
 

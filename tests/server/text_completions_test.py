@@ -166,13 +166,13 @@ def test_text(s, client):
 
 def test_long_prompt(s, client):
     """A prompt scored in several chunks: each token's log-probability from the logits after
-    the tokens before it, as `afm eval` computes them in one pass."""
+    the tokens before it, as `afm logits` computes them in one pass."""
     prompt = " ".join(f"Line {i}: the quick brown fox jumps over the lazy dog." for i in range(12))
     r = client.completions.create(model=MODEL_ID, prompt=prompt, max_tokens=0, echo=True,
                                   logprobs=0)
     lp = r.choices[0].logprobs
     assert r.choices[0].text == prompt and len(lp.tokens) == r.usage.prompt_tokens > 130
-    out = subprocess.run([AFM, "eval", "-m", MODEL, "-p", prompt, "--logits", "--json", "-t", "2"],
+    out = subprocess.run([AFM, "logits", "-m", MODEL, "-p", prompt, "--logits", "--json", "-t", "2"],
                          check=True, capture_output=True, text=True)
     ref = json.loads(out.stdout)
     assert len(ref["tokens"]) == len(lp.tokens)

@@ -34,7 +34,7 @@ def one_line_error(r, code, *needles):
 def test_help():
     for cmd in (("adapter",), ("adapter", "merge"), ("adapter", "info"), ("adapter", "random")):
         assert "Usage" in ok(*cmd, "--help"), cmd
-    for cmd in ("generate", "chat", "respond", "bench", "eval"):
+    for cmd in ("generate", "chat", "respond", "bench", "logits"):
         out = ok(cmd, "--help")
         assert "--adapter" in out and "--adapter-scale" in out, cmd
 
@@ -85,7 +85,7 @@ def test_every_engine_command_runs_the_adapter(tmp):
     # The merged model is re-quantised to q8_0 (the unmerged update is not), so its logits
     # differ by the rounding: far closer to the unmerged adapter's than to the base's.
     e = ("-p", "Once upon a time", "--json", "--logits", "-t", "1")
-    logits = lambda *a: json.loads(ok("eval", *a, *e))["logits"]
+    logits = lambda *a: json.loads(ok("logits", *a, *e))["logits"]
     unmerged, base_l = logits("-m", MODEL, "--adapter", adapter), logits("-m", MODEL)
     merged_l = logits("-m", merged)
     dist = lambda x, y: max(abs(p - q) for rx, ry in zip(x, y) for p, q in zip(rx, ry))

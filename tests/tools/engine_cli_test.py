@@ -112,16 +112,16 @@ def test_bench_and_eval(tmp):
     j = json.loads(r.stdout)
     assert [x["test"] for x in j["results"]] == ["pp8 @ d40", "tg2 @ d40", "verify2 @ d40"], j["results"]
     assert j["depth"] == 40 and j["n_ctx"] >= 40 + 8 + 2
-    r = run("eval", "-m", model, "--tokens", "1,2,3", "--json")
+    r = run("logits", "-m", model, "--tokens", "1,2,3", "--json")
     assert r.returncode == 0, r.stderr
     j = json.loads(r.stdout)
     assert len(j["argmax"]) == 3
-    r = run("eval", "-m", model, "--tokens", "1,99999")
+    r = run("logits", "-m", model, "--tokens", "1,99999")
     assert r.returncode == 1 and "99999" in r.stderr, r.stderr
 
 
 def test_help():
-    for cmd in ("generate", "chat", "bench", "eval"):
+    for cmd in ("generate", "chat", "bench", "logits"):
         r = run(cmd, "--help")
         assert r.returncode == 0 and "--model" in r.stdout, (cmd, r.stdout)
 

@@ -5,6 +5,7 @@ default_model() must find the installed model beside the library. The installed 
 version the library reports and the package's version are checked too. AFM_BUILD_DIR is set
 by CTest.
 """
+import json
 import os
 import re
 import shutil
@@ -71,6 +72,15 @@ def main():
         out = run([os.path.join(prefix, "bin/afm"), "info",
                    os.path.join(prefix, "share/afm/models/afm-device-21m.gguf")], cwd=work, env=env)
         assert "afm-device" in out, out
+        # `afm eval` finds its suites under share/afm and runs one with this Python (the
+        # installed runner imports the installed generator, not the checkout's).
+        py_env = dict(env, AFM_PYTHON=sys.executable)
+        model = os.path.join(prefix, "share/afm/models/afm-device-21m.gguf")
+        out = run([os.path.join(prefix, "bin/afm"), "eval", "-m", model, "--tasks",
+                   "perplexity,arithmetic", "--n", "2", "--json", "-t", "2"], cwd=work, env=py_env)
+        result = json.loads(out)
+        assert result["tasks"]["perplexity"]["metrics"][0]["value"] > 1, result
+        assert result["tasks"]["arithmetic"]["metrics"][0]["n"] == 2, result
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """lm-eval (PyPI lm_eval) against `afm serve` with the repository's task (eval/lm_eval/): every
 choice's log-likelihood that lm-eval computed through the server's /tokenize and
 /v1/completions (echo + logprobs) equals, within 2e-3 a token, the one computed from
-`afm eval --logits` on the same token ids (the C++ engine directly, no server), and lm-eval's accuracy equals the accuracy of
+`afm logits --logits` on the same token ids (the C++ engine directly, no server), and lm-eval's accuracy equals the accuracy of
 those log-likelihoods. The token ids are split as lm-eval splits them: the whole text tokenized
 once, the context's own token count marking where the continuation starts (trailing
 whitespace of the context moves to the continuation). AFM_BIN is set by CTest.
@@ -32,13 +32,13 @@ def tokenize(text):
 
 
 def loglikelihood(context, continuation):
-    """(sum of log p(continuation tokens), greedy, tokens) from afm eval's logits."""
+    """(sum of log p(continuation tokens), greedy, tokens) from afm logits' output."""
     spaces = len(context) - len(context.rstrip())
     if spaces:
         context, continuation = context[:-spaces], context[-spaces:] + continuation
     whole = tokenize(context + continuation)
     start = len(tokenize(context))
-    out = afm_json("eval", "-m", MODEL, "--tokens", ",".join(map(str, whole)), "--logits", "-t", "2")
+    out = afm_json("logits", "-m", MODEL, "--tokens", ",".join(map(str, whole)), "--logits", "-t", "2")
     logits = np.array(out["logits"], dtype=np.float64)
     total, greedy = 0.0, True
     for p in range(start, len(whole)):
@@ -59,7 +59,7 @@ def main():
         for (context, continuation), resp in zip(s["arguments"], s["resps"]):
             theirs, their_greedy = resp[0]
             mine, my_greedy, n = loglikelihood(context, continuation)
-            # The server scores each position as a decode step computes it, `afm eval` in one
+            # The server scores each position as a decode step computes it, `afm logits` in one
             # batched pass: with 8-bit activations the two round apart by up to ~1e-3 a token.
             assert abs(theirs - mine) < 2e-3 * n, (s["doc_id"], continuation, theirs, mine)
             assert bool(their_greedy) == my_greedy, (s["doc_id"], continuation)

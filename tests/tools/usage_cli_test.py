@@ -64,7 +64,7 @@ def test_out_of_range_values_are_usage_errors():
         (("respond", *m, "-p", "x", "-n", "0"), "--max-tokens must be -1"),
         (("chat", *m, "-n", "-3"), "--n-predict must be -1"),
         (("chat", *m, "--top-p", "0"), "--top-p must be in (0, 1], got 0"),
-        (("eval", *m, "-p", ""), "--prompt must not be empty"),
+        (("logits", *m, "-p", ""), "--prompt must not be empty"),
         (("bench", *m, "-r", "0"), "--repetitions must be >= 1, got 0"),
         (("bench", *m, "-p", "-4"), "--n-prompt must be >= 0, got -4"),
         (("bench", *m, "-p", "0", "-n", "0"), "bench -p 0 -n 0 measures nothing"),

@@ -72,7 +72,7 @@ def main():
         ids = [json.loads(run([AFM, "tokenize", "-m", m, "-p", text, "--json"]).stdout)["tokens"]
                for m in (model, BASE)]
         assert ids[0] == ids[1], ids
-        ev = json.loads(run([AFM, "eval", "-m", model, "-p", text, "--json"]).stdout)
+        ev = json.loads(run([AFM, "logits", "-m", model, "-p", text, "--json"]).stdout)
         assert len(ev["argmax"]) == len(ids[0])
 
         # Options the base cannot take: typed errors naming them, no output file.

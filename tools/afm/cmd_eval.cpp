@@ -1,66 +1,83 @@
-// `afm eval -m MODEL (--tokens 1,2,3 | -p TEXT) [--logits] [--json]`: runs the model over a
-// token sequence and prints, for every position, the most likely next token and its logit
-// (with --logits, every logit). For comparing against other runtimes position by position.
-#include <algorithm>
-#include <cstdio>
-#include <memory>
-#include <nlohmann/json.hpp>
+// `afm eval [-m MODEL | --server URL] [--tasks ...] [--json] ...`: task suites (perplexity, the
+// held-out evaluation generator's tasks, lm-eval tasks) against a model or a running server.
+// The suites are Python (lm-eval and the generator are), so this command runs the suite runner,
+// eval/afm_eval.py, with every argument unchanged (--help included) and the path of this afm
+// binary; see docs/evaluation.md.
+//
+// Where things are found:
+//   runner  <dir of afm>/../eval/afm_eval.py (a build tree inside the checkout), else
+//           <dir of afm>/../share/afm/eval/afm_eval.py (an installed prefix);
+//   Python  $AFM_PYTHON, else the checkout's .venv/bin/python, else python3 beside afm (a
+//           virtual environment's bin/), else python3 on PATH.
+// Errors: a missing runner or Python is an afm::Error naming what is missing; otherwise the
+// runner's exit status is this command's.
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "base/error.h"
 #include "command.h"
-#include "engine_options.h"
-#include "option_checks.h"
+
+extern char** environ;
 
 namespace afm::cli {
 namespace {
 
-struct EvalArgs {
-  EngineArgs engine;
-  std::vector<int32_t> tokens;
-  std::string prompt;
-  bool logits = false, json = false;
-};
+namespace fs = std::filesystem;
 
-void run_eval(const EvalArgs& a) {
-  const Engine e = load_engine(a.engine);
-  const std::vector<int32_t> tokens =
-      a.tokens.empty() ? e.tokenizer->encode(a.prompt, {.parse_special = true, .add_bos = e.tokenizer->add_bos()})
-                       : a.tokens;
-  if (tokens.empty()) throw_error(ErrorCode::kInvalidArgument, "no tokens to evaluate");
-  model::ContextOptions opts = context_options(a.engine, e);
-  if (opts.n_ctx == 0) opts.n_ctx = static_cast<int64_t>(tokens.size());
-  model::Context ctx(e.model, opts);
-  const std::vector<float> all = ctx.eval_all(tokens);
-  const int64_t n_vocab = e.model->hparams().n_vocab;
-  nlohmann::json j = {{"tokens", tokens}, {"argmax", nlohmann::json::array()},
-                      {"max_logit", nlohmann::json::array()}};
-  for (size_t t = 0; t < tokens.size(); ++t) {
-    const float* row = all.data() + t * n_vocab;
-    const int64_t best = std::max_element(row, row + n_vocab) - row;
-    j["argmax"].push_back(best);
-    j["max_logit"].push_back(row[best]);
-    if (a.logits) j["logits"].push_back(std::vector<float>(row, row + n_vocab));
-    if (!a.json) std::printf("%6zu %8d -> %8lld  %.6f\n", t, tokens[t], static_cast<long long>(best), row[best]);
+fs::path afm_binary() { return fs::read_symlink("/proc/self/exe"); }
+
+fs::path suite_runner(const fs::path& bin_dir) {
+  for (const fs::path& p : {bin_dir / ".." / "eval" / "afm_eval.py",
+                            bin_dir / ".." / "share" / "afm" / "eval" / "afm_eval.py"}) {
+    if (fs::exists(p)) return fs::weakly_canonical(p);
   }
-  if (a.json) std::printf("%s\n", j.dump().c_str());
+  throw_error(ErrorCode::kNotFound,
+              "the evaluation suites are not installed: no eval/afm_eval.py next to " +
+                  bin_dir.string() + " (run afm from its build tree or an installed prefix)");
+}
+
+// The interpreter, as a path to run (absolute) or a name to look up on PATH.
+std::string python_for(const fs::path& runner, const fs::path& bin_dir) {
+  if (const char* env = std::getenv("AFM_PYTHON"); env && *env) return env;
+  const fs::path venv = runner.parent_path().parent_path() / ".venv" / "bin" / "python";
+  if (fs::exists(venv)) return venv.string();
+  if (fs::exists(bin_dir / "python3")) return (bin_dir / "python3").string();
+  return "python3";
+}
+
+int run_suites(const std::vector<std::string>& args) {
+  const fs::path self = afm_binary();
+  const fs::path runner = suite_runner(self.parent_path());
+  const std::string python = python_for(runner, self.parent_path());
+  std::vector<std::string> argv_s{python, runner.string(), "--afm", self.string()};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid;
+  if (posix_spawnp(&pid, python.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
+    throw_error(ErrorCode::kNotFound, "afm eval needs Python 3 (" + python +
+                                          " could not be started; set AFM_PYTHON to one)");
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 void setup_eval(CLI::App& root) {
-  auto a = std::make_shared<EvalArgs>();
-  CLI::App* cmd = root.add_subcommand("eval", "Print the model's top next token at every position");
-  add_engine_options(cmd, a->engine);
-  auto* t = cmd->add_option("--tokens", a->tokens, "Token ids (comma separated)")->delimiter(',');
-  auto* p = cmd->add_option("-p,--prompt", a->prompt, "Text to tokenize and evaluate")
-                ->check(not_empty());
-  t->excludes(p);
-  cmd->add_flag("--logits", a->logits, "Include every logit (with --json)");
-  cmd->add_flag("--json", a->json, "Print one JSON object");
-  cmd->callback([a, cmd] {
-    if (a->tokens.empty() && cmd->count("--prompt") == 0) {
-      usage_error("eval needs --tokens or -p");
-    }
-    run_eval(*a);
+  CLI::App* cmd = root.add_subcommand(
+      "eval", "Task suites against a model or a server: perplexity, extraction / arithmetic / "
+              "tools / chat, lm-eval tasks (afm eval --help)");
+  cmd->prefix_command();
+  cmd->set_help_flag();
+  cmd->callback([cmd] {
+    const int status = run_suites(cmd->remaining());
+    if (status != 0) throw CLI::RuntimeError(status);
   });
 }
 
