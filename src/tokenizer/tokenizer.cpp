@@ -44,6 +44,10 @@ Tokenizer::Tokenizer(VocabSpec spec) : spec_(std::move(spec)) {
     if (t.content.empty()) continue;
     if (t.special && static_cast<size_t>(t.id) < special_.size())
       special_[static_cast<size_t>(t.id)] = 1;
+    if (spec_.prepend_always && t.normalized) {
+      normalized_added_.emplace_back(escape_spaces(kSpace, t.content), t.id);
+      continue;
+    }
     added_by_length_.push_back(&t);
     added_first_byte_[0][static_cast<uint8_t>(t.content[0])] = true;
     if (!t.special) added_first_byte_[1][static_cast<uint8_t>(t.content[0])] = true;
@@ -52,6 +56,8 @@ Tokenizer::Tokenizer(VocabSpec spec) : spec_(std::move(spec)) {
                    [](const AddedToken* a, const AddedToken* b) {
                      return a->content.size() > b->content.size();
                    });
+  std::stable_sort(normalized_added_.begin(), normalized_added_.end(),
+                   [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
 }
 
 Tokenizer::~Tokenizer() = default;
@@ -93,10 +99,15 @@ void Tokenizer::encode_segment(std::string_view text, bool at_start,
     }
     return;
   }
+  if (spec_.kind == ModelKind::kSentencePieceBpe && spec_.prepend_always) {
+    encode_normalized_segment(text, out);
+    return;
+  }
   if (spec_.kind == ModelKind::kSentencePieceBpe) {
-    // One word per segment: spaces become "▁", and a "▁" is prepended unless one leads already.
+    // One word per segment: spaces become "▁", and a "▁" is prepended: by HF's Prepend
+    // normalizer to every segment, by its Metaspace pre-tokenizer unless one leads already.
     bool prefix = spec_.add_prefix_space && (!spec_.prepend_first_only || at_start) &&
-                  (text.empty() || text[0] != ' ');
+                  (spec_.prepend_always || text.empty() || text[0] != ' ');
     bpe_->encode(escape_spaces(prefix ? kSpace : "", text), out);
     return;
   }
@@ -119,6 +130,33 @@ void Tokenizer::encode_segment(std::string_view text, bool at_start,
     }
     bpe_->encode(mapped, out);
   }
+}
+
+void Tokenizer::encode_normalized_segment(std::string_view text,
+                                          std::vector<int32_t>& out) const {
+  // HF normalizes each segment between the raw-matched added tokens on its own: "▁" in front
+  // even of one that starts with a space.
+  const std::string normalized = escape_spaces(kSpace, text);
+  const std::string_view s = normalized;
+  size_t piece_start = 0, i = 0;
+  while (i < s.size()) {
+    const std::pair<std::string, int32_t>* match = nullptr;
+    for (const auto& t : normalized_added_) {  // longest first
+      if (s.compare(i, t.first.size(), t.first) == 0) {
+        match = &t;
+        break;
+      }
+    }
+    if (match == nullptr) {
+      ++i;
+      continue;
+    }
+    if (i > piece_start) bpe_->encode(s.substr(piece_start, i - piece_start), out);
+    out.push_back(match->second);
+    i += match->first.size();
+    piece_start = i;
+  }
+  if (piece_start < s.size()) bpe_->encode(s.substr(piece_start), out);
 }
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, EncodeOptions options) const {

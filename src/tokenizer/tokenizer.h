@@ -66,6 +66,9 @@ class Tokenizer {
 
  private:
   void encode_segment(std::string_view text, bool at_start, std::vector<int32_t>& out) const;
+  // HF's Prepend("▁") + Replace(" ", "▁") normalizer: the segment normalized, split at the
+  // normalized added tokens, each piece BPE-encoded.
+  void encode_normalized_segment(std::string_view text, std::vector<int32_t>& out) const;
 
   VocabSpec spec_;
   std::unique_ptr<BpeModel> bpe_;                   // the BPE kinds
@@ -73,6 +76,9 @@ class Tokenizer {
   std::unique_ptr<PreTokenizer> pre_;               // when the vocabulary has a pre-tokenizer regex
   std::vector<uint8_t> special_;                    // by id: 1 for added special tokens
   std::vector<const AddedToken*> added_by_length_;  // longest first, for splitting
+  // With prepend_always: the normalized added tokens' normalized content and id, longest
+  // first (they are matched after normalization, not in the raw text).
+  std::vector<std::pair<std::string, int32_t>> normalized_added_;
   // Quick reject before comparing strings: [0] any added token, [1] non-special ones.
   bool added_first_byte_[2][256] = {};
 };

@@ -122,6 +122,7 @@ void read_normalizer(const json& n, VocabSpec& spec) {
     unsupported("normalizer '" + type + "' (only SentencePiece's Prepend+Replace)", "/normalizer");
   spec.kind = ModelKind::kSentencePieceBpe;
   spec.add_prefix_space = true;
+  spec.prepend_always = true;
 }
 
 void read_added_tokens(const json& added, VocabSpec& spec) {
@@ -138,8 +139,9 @@ void read_added_tokens(const json& added, VocabSpec& spec) {
     if (a.value("lstrip", false) || a.value("rstrip", false) || a.value("single_word", false)) {
       unsupported("added token with lstrip/rstrip/single_word", ptr);
     }
-    AddedToken t{a["id"].get<int32_t>(), a["content"].get<std::string>(),
-                 a.value("special", false)};
+    const bool special = a.value("special", false);
+    AddedToken t{a["id"].get<int32_t>(), a["content"].get<std::string>(), special,
+                 a.value("normalized", !special)};  // HF's default: normalized unless special
     if (t.id < 0 || t.id > 10'000'000) malformed("added token id out of range", ptr);
     if (spec.tokens.size() <= static_cast<size_t>(t.id))
       spec.tokens.resize(static_cast<size_t>(t.id) + 1);

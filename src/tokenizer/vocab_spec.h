@@ -20,6 +20,9 @@ struct AddedToken {
   int32_t id;
   std::string content;
   bool special;  // control token (llama.cpp type 3) vs user-defined (type 4)
+  // HF's "normalized": with a normalizer (prepend_always), matched in the normalized text by
+  // its normalized content rather than in the raw text.
+  bool normalized = false;
 };
 
 struct VocabSpec {
@@ -40,6 +43,9 @@ struct VocabSpec {
   bool byte_fallback = false;
   bool ignore_merges = false;       // a pre-token that is itself a vocabulary entry is used whole
   bool prepend_first_only = false;  // SentencePiece: "▁" only before the text's first segment
+  // SentencePiece as HF's Prepend("▁") normalizer: "▁" before every segment, also one that
+  // starts with a space (Metaspace adds it only where no "▁" leads already).
+  bool prepend_always = false;
   // Raw-UTF-8 BPE with "▁" for spaces, split only at newlines (GGUF "gemma4"): a run of
   // newlines that is itself a token is used whole.
   bool newline_runs_whole = false;

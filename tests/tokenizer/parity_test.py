@@ -1,7 +1,8 @@
 """Tokenizer parity with Hugging Face `tokenizers` over >= 1 MB of mixed text, for four
 vocabularies (GPT-2, Llama-3 and Qwen2 byte-level BPE, SentencePiece-style BPE with byte
-fallback): every line must give identical ids through tokenizer.json, and (byte-level) through
-the GGUF tokenizer.* keys afm writes. (Decoding is tested in tokenizer_test.cpp.)
+fallback, also as a Prepend + Replace normalizer with user tokens matched before and after
+normalization): every line must give identical ids through tokenizer.json, and (byte-level)
+through the GGUF tokenizer.* keys afm writes. (Decoding is tested in tokenizer_test.cpp.)
 
 Usage: parity_test.py PATH_TO_tokenizer_gguf_tool (CTest passes it); AFM_BIN is the CLI.
 """
@@ -55,7 +56,46 @@ def main():
             subprocess.run([GGUF_TOOL, folder, gguf_path], check=True)
             compare(name, "gguf", afm_lines(["-m", gguf_path], text_file), want, lines)
             print(f"{name}: {len(lines)} lines, {total} bytes identical")
+        check_normalizer_variant(tmp, lines, text_file)
     print("tokenizer parity: ok")
+
+
+# Edge cases of HF's normalizer route: spaces before and after added tokens, and added tokens
+# matched before (normalized: false) and after (normalized: true) normalization.
+NORMALIZER_EDGES = ["<|im_end|> <s>", " leading", "  two", " ", "a</s> b", "x<unk>  y", "<s> a",
+                    "zqx", " zqx", "azqx b", "a zqx b", "zqx zqx", "qjv a", "a qjv b", " qjv",
+                    "<s> zqx", "zqxqjv zqx<s>zqx", "zq x", "\tzqx"]
+
+
+def check_normalizer_variant(tmp, lines, text_file):
+    """The SentencePiece vocabulary as Llama-2's HF conversions spell it: a Prepend("▁") +
+    Replace(" ", "▁") normalizer and no pre-tokenizer (each segment between added tokens is
+    normalized on its own, "▁" in front even of a leading space), with a user token matched
+    after normalization and one before."""
+    with open(os.path.join(ROOT, "spm", "tokenizer.json"), encoding="utf-8") as f:
+        j = json.load(f)
+    j["pre_tokenizer"] = None
+    j["normalizer"] = {"type": "Sequence", "normalizers": [
+        {"type": "Prepend", "prepend": "\u2581"},
+        {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}]}
+    next_id = max(max(j["model"]["vocab"].values()), max(a["id"] for a in j["added_tokens"])) + 1
+    for i, (content, normalized) in enumerate((("zqx", True), ("qjv", False))):
+        j["added_tokens"].append({"id": next_id + i, "content": content, "single_word": False,
+                                  "lstrip": False, "rstrip": False, "normalized": normalized,
+                                  "special": False})
+    path = os.path.join(tmp, "spm-normalizer.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(j, f)
+    hf = Tokenizer.from_file(path)
+    want = [e.ids for e in hf.encode_batch(lines, add_special_tokens=False)]
+    compare("spm-normalizer", "tokenizer.json", afm_lines(["--tokenizer", path], text_file), want, lines)
+    edges_file = os.path.join(tmp, "edges.txt")
+    with open(edges_file, "w", encoding="utf-8", newline="\n") as f:
+        f.write("\n".join(NORMALIZER_EDGES) + "\n")
+    want = [e.ids for e in hf.encode_batch(NORMALIZER_EDGES, add_special_tokens=False)]
+    compare("spm-normalizer", "edge cases", afm_lines(["--tokenizer", path], edges_file), want,
+            NORMALIZER_EDGES)
+    print(f"spm-normalizer: {len(lines)} lines and {len(NORMALIZER_EDGES)} edge cases identical")
 
 
 if __name__ == "__main__":
