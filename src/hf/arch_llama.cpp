@@ -1,7 +1,12 @@
-// LlamaForCausalLM -> GGUF "llama". llama.cpp applies RoPE to consecutive pairs for llama, so
-// q_proj/k_proj rows are permuted from HF's rotate-half layout, as llama.cpp's converter does.
+// LlamaForCausalLM and MistralForCausalLM -> GGUF "llama" (as llama.cpp's converter writes
+// both). llama.cpp applies RoPE to consecutive pairs for llama, so q_proj/k_proj rows are
+// permuted from HF's rotate-half layout, as llama.cpp's converter does. Mistral's
+// `sliding_window` (v0.1: 4096; later versions: null) becomes llama.attention.sliding_window,
+// which afm's engine honours (llama.cpp ignores it for this architecture and attends to the
+// whole context, so the two differ once a context passes the window).
 #include <cstring>
 
+#include "base/error.h"
 #include "hf/arch.h"
 
 namespace afm::hf {
@@ -22,7 +27,22 @@ std::vector<TensorPlan> plan(const HfConfig& c, const std::string& name) {
   return {*p};
 }
 
+void write_mistral_hparams(const HfConfig& c, const std::string& arch, gguf::Writer& w) {
+  write_llama_family_hparams(c, arch, w);
+  if (c.has("sliding_window")) {  // has(): present and not null
+    const uint64_t window = c.get_uint("sliding_window");
+    if (window == 0) {
+      throw_error(ErrorCode::kFormat, c.path() + ": sliding_window must be > 0 (or null)");
+    }
+    w.set(arch + ".attention.sliding_window", gguf::Value(static_cast<uint32_t>(window)));
+  }
+}
+
 }  // namespace
+
+AFM_REGISTER_HF_ARCH(mistral,
+                     ArchSpec{"MistralForCausalLM", "mistral", "llama", write_mistral_hparams,
+                              plan, llama_family_required_tensors});
 
 AFM_REGISTER_HF_ARCH(llama,
                      ArchSpec{"LlamaForCausalLM", "llama", "llama", write_llama_family_hparams,

@@ -109,6 +109,7 @@ DenseDecoder::DenseDecoder(std::shared_ptr<const gguf::File> file, const DenseOp
     : Model(file, read_hparams(*file)),
       options_(options),
       block1_layers_(read_block1_layers(*file, hparams(), options.kv_share)),
+      window_(read_optional_count(*file, hparams().arch + ".attention.sliding_window", 0)),
       rope_(options.rope_layout, hparams().rope_dims, hparams().rope_theta,
             hparams().rope_freq_scale) {
   const HParams& hp = hparams();
@@ -159,6 +160,7 @@ AttentionConfig DenseDecoder::attention_config() const {
   AttentionConfig c{hp.n_embd, hp.n_head, hp.n_head_kv, hp.head_dim, hp.rms_eps, hp.qk_norm_eps};
   c.rope = &rope_;
   c.qk_norm = options_.qk_norm;
+  c.window = window_;
   return c;
 }
 
@@ -345,6 +347,7 @@ std::string DenseDecoder::describe() const {
   if (options_.qk_norm == QkNorm::kBeforeRope) s += ", qk-norm before rope";
   if (options_.qk_norm == QkNorm::kAfterRope) s += ", qk-norm after rope";
   if (!layers_.empty() && !layers_[0].attn.q_bias.empty()) s += ", qkv bias";
+  if (window_ > 0) s += ", sliding window " + std::to_string(window_);
   s += output_.data == token_embd_.data ? ", tied output" : ", separate output";
   if (options_.kv_share) {
     s += "\nkv sharing: block 1 = layers 0-" + std::to_string(block1_layers_ - 1) +
@@ -360,8 +363,10 @@ std::string DenseDecoder::describe() const {
 ModelLayout DenseDecoder::layout() const {
   ModelLayout m;
   m.kv_layers = block1_layers_;
+  m.sliding_window = window_;
   for (int64_t i = 0; i < hparams().n_layer; ++i) {
-    m.layers.push_back({i < block1_layers_ ? "causal" : "shared-kv", "dense", layers_[i].kv_layer});
+    const char* attention = i >= block1_layers_ ? "shared-kv" : window_ > 0 ? "local" : "causal";
+    m.layers.push_back({attention, "dense", layers_[i].kv_layer});
   }
   return m;
 }

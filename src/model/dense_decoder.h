@@ -1,6 +1,9 @@
 // The single-stack decoder shared by llama, qwen2, qwen3 and afm-device: pre-RMSNorm blocks of
 // grouped-query attention and a SwiGLU feed-forward (model/decoder_layer.h); tied or separate
-// output head. Architecture files differ only in DenseOptions.
+// output head. Architecture files differ only in DenseOptions. `{arch}.attention.sliding_window`
+// (optional, Mistral v0.1's HF conversions) gives every layer sliding-window attention: the
+// query at p sees p - W + 1 .. p (the cache stays full length, so rollback and prefix reuse
+// work as for full attention).
 //
 // KV sharing (afm-device): layers 0 .. B1-1 own K/V; layers B1 .. n-1 have no K/V projections
 // and attend to layer B1-1's cache. Since no later layer writes K/V, positions whose logits
@@ -61,6 +64,7 @@ class DenseDecoder : public Model {
 
   DenseOptions options_;
   int64_t block1_layers_;  // layers that own K/V (all of them unless kv_share)
+  int64_t window_;         // sliding-window width of every layer (0: full causal)
   ops::Rope rope_;
   ops::Matrix token_embd_, output_;
   std::vector<float> output_norm_;

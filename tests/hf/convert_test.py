@@ -84,7 +84,8 @@ def check_model(name, tname, tmp):
     cfg = json.load(open(os.path.join(folder, "config.json")))
     reader = gguf.GGUFReader(out)
     f = lambda k: reader.fields[k].contents()
-    arch = {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3"}[cfg["architectures"][0]]
+    arch = {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3",
+            "MistralForCausalLM": "llama"}[cfg["architectures"][0]]  # llama.cpp writes Mistral as llama
     assert f("general.architecture") == arch
     assert f(f"{arch}.block_count") == cfg["num_hidden_layers"]
     assert f(f"{arch}.embedding_length") == cfg["hidden_size"]
@@ -98,6 +99,11 @@ def check_model(name, tname, tmp):
     assert f(f"{arch}.rope.dimension_count") == head_dim
     if "head_dim" in cfg:
         assert f(f"{arch}.attention.key_length") == head_dim
+    window_key = f"{arch}.attention.sliding_window"
+    if cfg.get("sliding_window") is not None and cfg.get("model_type") == "mistral":
+        assert f(window_key) == cfg["sliding_window"]
+    else:
+        assert window_key not in reader.fields
     assert f("tokenizer.ggml.model") == "gpt2"
     assert len(reader.fields["tokenizer.ggml.tokens"].data) == cfg["vocab_size"]
     tcfg = json.load(open(os.path.join(folder, "tokenizer_config.json")))
@@ -159,10 +165,18 @@ def check_errors(tmp):
 
     convert_fails(os.path.join(tmp, "no_such_dir"), "not a directory")
 
+    # Qwen2's own sliding window (later layers only) is refused, not silently dropped.
+    windowed = os.path.join(tmp, "qwen2_window")
+    shutil.copytree(os.path.join(FIXTURES, "qwen2"), windowed)
+    cfg = json.load(open(os.path.join(windowed, "config.json")))
+    cfg.update(use_sliding_window=True, sliding_window=16)
+    json.dump(cfg, open(os.path.join(windowed, "config.json"), "w"))
+    convert_fails(windowed, "use_sliding_window = true is not supported")
+
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        for name in ("llama", "qwen2", "qwen3"):
+        for name in ("llama", "qwen2", "qwen3", "mistral"):
             for tname in TYPES:
                 check_model(name, tname, tmp)
         check_errors(tmp)

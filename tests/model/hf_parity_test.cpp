@@ -95,7 +95,8 @@ TEST_P(HfParity, ChunkedPrefillMatchesOneBatch) {
   for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-4f) << i;
 }
 
-INSTANTIATE_TEST_SUITE_P(Archs, HfParity, ::testing::Values("llama", "qwen2", "qwen3"));
+// mistral: a sliding window of 8 positions over a 28-token prompt and 64 decode steps.
+INSTANTIATE_TEST_SUITE_P(Archs, HfParity, ::testing::Values("llama", "qwen2", "qwen3", "mistral"));
 
 }  // namespace
 }  // namespace afm::model

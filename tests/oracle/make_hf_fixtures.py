@@ -1,7 +1,9 @@
-"""Regenerates tests/data/hf/{llama,qwen2,qwen3}: tiny random-weight Hugging Face model folders
+"""Regenerates tests/data/hf/{llama,qwen2,qwen3,mistral}: tiny random-weight Hugging Face model folders
 laid out as transformers' save_pretrained writes them (config.json field names, safetensors
 tensor names, tokenizer.json + tokenizer_config.json with a chat template). qwen2 is sharded
 into two files with model.safetensors.index.json; llama is stored in bf16, qwen3 in f16.
+mistral has a sliding window of 8 positions, far shorter than the prompt and continuation
+that make_engine_reference.py runs, so a window applied wrongly (or not at all) shows.
 
 Needs only numpy, safetensors and tokenizers. Run from the repository root:
     .venv/bin/python tests/oracle/make_hf_fixtures.py
@@ -22,6 +24,10 @@ CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n
 LLAMA3 = ("{% for message in messages %}{{ '<|start_header_id|>' + message['role'] + "
           "'<|end_header_id|>\n\n' + message['content'] + '<|eot_id|>' }}{% endfor %}"
           "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}{% endif %}")
+
+MISTRAL = ("{% for message in messages %}{% if message['role'] == 'user' %}{{ '[INST] ' + "
+           "message['content'] + ' [/INST]' }}{% else %}{{ message['content'] + '</s>' }}{% endif %}"
+           "{% endfor %}")
 
 CORPUS = [
     "The quick brown fox jumps over the lazy dog. It's 2025 and we're testing 12345 tokens!",
@@ -92,7 +98,7 @@ def save_bf16(tensors, path):
 
 
 def write_model(name, model_type, arch, regex, specials, eos, template, rng, *, tied, qk_norm,
-                bias, dtype, shards, head_dim=None):
+                bias, dtype, shards, head_dim=None, extra=None):
     out = os.path.join(ROOT, name)
     os.makedirs(out, exist_ok=True)
     tok = train_tokenizer(regex, specials)
@@ -106,13 +112,14 @@ def write_model(name, model_type, arch, regex, specials, eos, template, rng, *, 
     cfg = {"architectures": [arch], "model_type": model_type, "hidden_size": 64,
            "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
            "num_key_value_heads": 2, "max_position_embeddings": 512, "rms_norm_eps": 1e-6,
-           "rope_theta": 10000.0 if model_type == "llama" else 1000000.0,
+           "rope_theta": 10000.0 if model_type in ("llama", "mistral") else 1000000.0,
            "vocab_size": tok.get_vocab_size(), "tie_word_embeddings": tied, "torch_dtype": dtype,
            "hidden_act": "silu", "bos_token_id": None, "eos_token_id": tok.token_to_id(eos)}
     if head_dim:
         cfg["head_dim"] = head_dim
     if bias:
         cfg["attention_bias"] = True
+    cfg.update(extra or {})
     with open(os.path.join(out, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)
     with open(os.path.join(out, "tokenizer_config.json"), "w") as f:
@@ -151,6 +158,11 @@ def main():
     write_model("qwen3", "qwen3", "Qwen3ForCausalLM", QWEN2_REGEX,
                 ["<|endoftext|>", "<|im_start|>", "<|im_end|>"], "<|im_end|>", CHATML, rng,
                 tied=False, qk_norm=True, bias=False, dtype="float16", shards=1, head_dim=32)
+    # Drawn after the others, so adding it left their bytes unchanged.
+    write_model("mistral", "mistral", "MistralForCausalLM", LLAMA3_REGEX,
+                ["<s>", "</s>", "[INST]", "[/INST]"], "</s>", MISTRAL, rng,
+                tied=False, qk_norm=False, bias=False, dtype="float32", shards=1,
+                extra={"sliding_window": 8})
 
 
 def make_fuzz_corpus():
