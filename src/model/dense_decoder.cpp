@@ -30,11 +30,17 @@ HParams read_hparams(const gguf::File& file) {
                                         " exceeds the file's " +
                                         std::to_string(file.tensors().size()) + " tensors");
   }
-  const gguf::TensorInfo& q = file.get_tensor("blk.0.attn_q.weight");
-  if (q.shape.size() != 2 || q.shape[1] != static_cast<uint64_t>(hp.n_head * hp.head_dim)) {
-    throw_error(ErrorCode::kFormat, file.path() + ": blk.0.attn_q.weight does not have " +
+  // The query heads' rows (of attn_q, or of a fused attn_qkv with the K/V heads' too).
+  const bool fused = !file.find_tensor("blk.0.attn_q.weight") && file.find_tensor("blk.0.attn_qkv.weight");
+  const std::string q_name = fused ? "blk.0.attn_qkv.weight" : "blk.0.attn_q.weight";
+  const gguf::TensorInfo& q = file.get_tensor(q_name);
+  const int64_t q_rows = (hp.n_head + (fused ? 2 * hp.n_head_kv : 0)) * hp.head_dim;
+  if (q.shape.size() != 2 || q.shape[1] != static_cast<uint64_t>(q_rows)) {
+    throw_error(ErrorCode::kFormat, file.path() + ": " + q_name + " does not have " +
                                         std::to_string(hp.n_head) + " heads x " +
-                                        std::to_string(hp.head_dim) + " rows");
+                                        std::to_string(hp.head_dim) + " rows" +
+                                        (fused ? " plus 2 x " + std::to_string(hp.n_head_kv) +
+                                                     " K/V heads" : ""));
   }
   return hp;
 }
@@ -129,6 +135,7 @@ DenseDecoder::Layer DenseDecoder::load_layer(const WeightLoader& w, int64_t i) c
   Layer l;
   l.kv_layer = owns_kv ? i : block1_layers_ - 1;
   l.attn.norm = w.vector(p + "attn_norm.weight", hp.n_embd);
+  if (options_.fused_projections) return load_fused_layer(w, i, std::move(l));
   l.attn.wq = w.matrix(p + "attn_q.weight", q_dim, hp.n_embd);
   l.attn.wo = w.matrix(p + "attn_output.weight", hp.n_embd, q_dim);
   l.attn.q_bias = w.optional_vector(p + "attn_q.bias", q_dim);
@@ -151,6 +158,25 @@ DenseDecoder::Layer DenseDecoder::load_layer(const WeightLoader& w, int64_t i) c
   l.ffn.norm = w.vector(p + "ffn_norm.weight", hp.n_embd);
   l.ffn.gate = w.matrix(p + "ffn_gate.weight", hp.n_ff, hp.n_embd);
   l.ffn.up = w.matrix(p + "ffn_up.weight", hp.n_ff, hp.n_embd);
+  l.ffn.down = w.matrix(p + "ffn_down.weight", hp.n_embd, hp.n_ff);
+  return l;
+}
+
+DenseDecoder::Layer DenseDecoder::load_fused_layer(const WeightLoader& w, int64_t i,
+                                                   Layer l) const {
+  const HParams& hp = hparams();
+  const int64_t q_dim = hp.n_head * hp.head_dim, kv_dim = hp.n_head_kv * hp.head_dim;
+  const std::string p = "blk." + std::to_string(i) + ".";
+  const std::string qkv_name = p + "attn_qkv.weight", up_name = p + "ffn_up.weight";
+  const ops::Matrix qkv = w.matrix(qkv_name, q_dim + 2 * kv_dim, hp.n_embd);
+  l.attn.wq = row_slice(qkv, 0, q_dim, qkv_name);
+  l.attn.wk = row_slice(qkv, q_dim, kv_dim, qkv_name);
+  l.attn.wv = row_slice(qkv, q_dim + kv_dim, kv_dim, qkv_name);
+  l.attn.wo = w.matrix(p + "attn_output.weight", hp.n_embd, q_dim);
+  l.ffn.norm = w.vector(p + "ffn_norm.weight", hp.n_embd);
+  const ops::Matrix gate_up = w.matrix(up_name, 2 * hp.n_ff, hp.n_embd);
+  l.ffn.gate = row_slice(gate_up, 0, hp.n_ff, up_name);
+  l.ffn.up = row_slice(gate_up, hp.n_ff, hp.n_ff, up_name);
   l.ffn.down = w.matrix(p + "ffn_down.weight", hp.n_embd, hp.n_ff);
   return l;
 }

@@ -24,6 +24,9 @@ struct DenseOptions {
   ops::RopeLayout rope_layout = ops::RopeLayout::kAdjacent;
   QkNorm qk_norm = QkNorm::kNone;  // attn_q_norm / attn_k_norm are required unless kNone
   bool kv_share = false;           // {arch}.kv_share.block1_layers splits the stack
+  // phi3: q, k and v in one attn_qkv tensor (rows q | k | v) and the gate and up projections
+  // in one ffn_up (rows gate | up), as llama.cpp stores them; viewed as separate matrices.
+  bool fused_projections = false;
 };
 
 class DenseDecoder : public Model {
@@ -53,6 +56,8 @@ class DenseDecoder : public Model {
   class Workspace;
 
   Layer load_layer(const class WeightLoader& w, int64_t index) const;
+  // The rest of a fused_projections layer (`l` has its attn_norm).
+  Layer load_fused_layer(const class WeightLoader& w, int64_t index, Layer l) const;
   // The forward pass of `items` on buffers `a` (a single state's own, or a batch workspace's).
   void run(std::span<const BatchItem> items, Buffers& a, Workers& pool) const;
   // Past Block 1 of a KV-sharing model, keeps only the rows whose logits are wanted.

@@ -33,6 +33,23 @@ ops::Matrix expert(const ops::Matrix& stacked, int64_t e, int64_t rows) {
   return m;
 }
 
+ops::Matrix row_slice(const ops::Matrix& fused, int64_t row0, int64_t rows,
+                      const std::string& name) {
+  if (fused.row_bytes == 0) {
+    throw_error(ErrorCode::kFormat, "tensor " + name + ": its type has no separately addressable "
+                                    "rows, so its fused parts cannot be used");
+  }
+  if (row0 < 0 || rows <= 0 || row0 + rows > fused.rows) {
+    throw_error(ErrorCode::kFormat, "tensor " + name + ": rows " + std::to_string(row0) + " .. " +
+                                        std::to_string(row0 + rows) + " pass its " +
+                                        std::to_string(fused.rows));
+  }
+  ops::Matrix m = fused;
+  m.data = static_cast<const uint8_t*>(fused.data) + static_cast<size_t>(row0) * fused.row_bytes;
+  m.rows = rows;
+  return m;
+}
+
 ops::Matrix WeightLoader::view(const std::string& name, const std::vector<uint64_t>& want,
                                int64_t rows, int64_t cols) const {
   const gguf::TensorInfo& t = file_.get_tensor(name);

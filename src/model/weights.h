@@ -34,5 +34,9 @@ class WeightLoader {
 
 // Rows [e * rows, (e + 1) * rows) of a stacked matrix.
 ops::Matrix expert(const ops::Matrix& stacked, int64_t e, int64_t rows);
+// Rows [row0, row0 + rows) of `fused` (`name` in errors): a part of a fused tensor, such as
+// phi3's attn_qkv (q | k | v rows) or its ffn_up (gate | up rows). Error(kFormat) when the
+// range passes the matrix or its type has no separately addressable rows (astc6x6 tiles).
+ops::Matrix row_slice(const ops::Matrix& fused, int64_t row0, int64_t rows, const std::string& name);
 
 }  // namespace afm::model

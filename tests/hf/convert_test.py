@@ -22,7 +22,9 @@ LAYER_MAP = {"input_layernorm.weight": "attn_norm.weight", "self_attn.q_proj.wei
              "self_attn.v_proj.bias": "attn_v.bias", "self_attn.o_proj.weight": "attn_output.weight",
              "self_attn.q_norm.weight": "attn_q_norm.weight", "self_attn.k_norm.weight": "attn_k_norm.weight",
              "post_attention_layernorm.weight": "ffn_norm.weight", "mlp.gate_proj.weight": "ffn_gate.weight",
-             "mlp.up_proj.weight": "ffn_up.weight", "mlp.down_proj.weight": "ffn_down.weight"}
+             "mlp.up_proj.weight": "ffn_up.weight", "mlp.down_proj.weight": "ffn_down.weight",
+             # Phi-3's fused tensors stay fused, as llama.cpp's converter writes them.
+             "self_attn.qkv_proj.weight": "attn_qkv.weight", "mlp.gate_up_proj.weight": "ffn_up.weight"}
 
 
 def gguf_name(hf):
@@ -85,7 +87,8 @@ def check_model(name, tname, tmp):
     reader = gguf.GGUFReader(out)
     f = lambda k: reader.fields[k].contents()
     arch = {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3",
-            "MistralForCausalLM": "llama"}[cfg["architectures"][0]]  # llama.cpp writes Mistral as llama
+            "MistralForCausalLM": "llama",  # llama.cpp writes Mistral as llama
+            "Phi3ForCausalLM": "phi3"}[cfg["architectures"][0]]
     assert f("general.architecture") == arch
     assert f(f"{arch}.block_count") == cfg["num_hidden_layers"]
     assert f(f"{arch}.embedding_length") == cfg["hidden_size"]
@@ -100,7 +103,7 @@ def check_model(name, tname, tmp):
     if "head_dim" in cfg:
         assert f(f"{arch}.attention.key_length") == head_dim
     window_key = f"{arch}.attention.sliding_window"
-    if cfg.get("sliding_window") is not None and cfg.get("model_type") == "mistral":
+    if cfg.get("sliding_window") is not None and cfg.get("model_type") in ("mistral", "phi3"):
         assert f(window_key) == cfg["sliding_window"]
     else:
         assert window_key not in reader.fields
@@ -173,10 +176,18 @@ def check_errors(tmp):
     json.dump(cfg, open(os.path.join(windowed, "config.json"), "w"))
     convert_fails(windowed, "use_sliding_window = true is not supported")
 
+    # Phi-3's LongRoPE (the 128k variants) is refused by name, not converted wrongly.
+    longrope = os.path.join(tmp, "phi3_longrope")
+    shutil.copytree(os.path.join(FIXTURES, "phi3"), longrope)
+    cfg = json.load(open(os.path.join(longrope, "config.json")))
+    cfg["rope_scaling"] = {"type": "longrope", "long_factor": [1.0] * 8, "short_factor": [1.0] * 8}
+    json.dump(cfg, open(os.path.join(longrope, "config.json"), "w"))
+    convert_fails(longrope, "rope_scaling type 'longrope' is not supported")
+
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        for name in ("llama", "qwen2", "qwen3", "mistral"):
+        for name in ("llama", "qwen2", "qwen3", "mistral", "phi3"):
             for tname in TYPES:
                 check_model(name, tname, tmp)
         check_errors(tmp)

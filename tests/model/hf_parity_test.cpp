@@ -95,8 +95,10 @@ TEST_P(HfParity, ChunkedPrefillMatchesOneBatch) {
   for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-4f) << i;
 }
 
-// mistral: a sliding window of 8 positions over a 28-token prompt and 64 decode steps.
-INSTANTIATE_TEST_SUITE_P(Archs, HfParity, ::testing::Values("llama", "qwen2", "qwen3", "mistral"));
+// mistral and phi3: a sliding window of 8 positions over a 28-token prompt and 64 decode
+// steps; phi3 also has fused q/k/v and gate/up tensors.
+INSTANTIATE_TEST_SUITE_P(Archs, HfParity, ::testing::Values("llama", "qwen2", "qwen3", "mistral",
+                                                                 "phi3"));
 
 }  // namespace
 }  // namespace afm::model

@@ -9,7 +9,7 @@ real mismatch from a near tie.
 Needs torch and transformers, which are not in requirements.txt (CI only reads the committed
 JSON). Run from the repository root in an environment that has them:
     python tests/oracle/make_engine_reference.py [ARCH ...]
-(mistral's reference was made with transformers 4.47.1 on Debian's python3-torch 1.13: a
+(mistral's and phi3's references were made with transformers 4.47.1 on Debian's python3-torch 1.13: a
 virtual environment with --system-site-packages and `pip install transformers==4.47.1`.)
 """
 import json
@@ -54,7 +54,7 @@ def reference(arch):
 
 def main():
     torch.manual_seed(0)
-    for arch in sys.argv[1:] or ("llama", "qwen2", "qwen3", "mistral"):
+    for arch in sys.argv[1:] or ("llama", "qwen2", "qwen3", "mistral", "phi3"):
         ref = reference(arch)
         path = os.path.join(ROOT, arch, "reference.json")
         with open(path, "w") as f:

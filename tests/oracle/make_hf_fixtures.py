@@ -1,9 +1,10 @@
-"""Regenerates tests/data/hf/{llama,qwen2,qwen3,mistral}: tiny random-weight Hugging Face model folders
+"""Regenerates tests/data/hf/{llama,qwen2,qwen3,mistral,phi3}: tiny random-weight Hugging Face model folders
 laid out as transformers' save_pretrained writes them (config.json field names, safetensors
 tensor names, tokenizer.json + tokenizer_config.json with a chat template). qwen2 is sharded
 into two files with model.safetensors.index.json; llama is stored in bf16, qwen3 in f16.
 mistral has a sliding window of 8 positions, far shorter than the prompt and continuation
-that make_engine_reference.py runs, so a window applied wrongly (or not at all) shows.
+that make_engine_reference.py runs, so a window applied wrongly (or not at all) shows; phi3 has
+the same window and stores q/k/v as one qkv_proj and gate/up as one gate_up_proj, as Phi-3 does.
 
 Needs only numpy, safetensors and tokenizers. Run from the repository root:
     .venv/bin/python tests/oracle/make_hf_fixtures.py
@@ -28,6 +29,9 @@ LLAMA3 = ("{% for message in messages %}{{ '<|start_header_id|>' + message['role
 MISTRAL = ("{% for message in messages %}{% if message['role'] == 'user' %}{{ '[INST] ' + "
            "message['content'] + ' [/INST]' }}{% else %}{{ message['content'] + '</s>' }}{% endif %}"
            "{% endfor %}")
+
+PHI3 = ("{% for message in messages %}{{ '<|' + message['role'] + '|>\n' + message['content'] + "
+        "'<|end|>\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>\n' }}{% endif %}")
 
 CORPUS = [
     "The quick brown fox jumps over the lazy dog. It's 2025 and we're testing 12345 tokens!",
@@ -81,6 +85,17 @@ def weights(cfg, rng, tied, qk_norm, bias, dtype):
     return t
 
 
+def fuse_phi3(t, layers):
+    """Phi-3's layout: q | k | v rows in self_attn.qkv_proj, gate | up rows in mlp.gate_up_proj."""
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        t[p + "self_attn.qkv_proj.weight"] = np.concatenate(
+            [t.pop(p + f"self_attn.{x}_proj.weight") for x in "qkv"], axis=0)
+        t[p + "mlp.gate_up_proj.weight"] = np.concatenate(
+            [t.pop(p + "mlp.gate_proj.weight"), t.pop(p + "mlp.up_proj.weight")], axis=0)
+    return t
+
+
 def save_bf16(tensors, path):
     # safetensors.numpy has no bfloat16 dtype: write the file by hand (same layout).
     header, offset, blobs = {}, 0, []
@@ -112,7 +127,7 @@ def write_model(name, model_type, arch, regex, specials, eos, template, rng, *, 
     cfg = {"architectures": [arch], "model_type": model_type, "hidden_size": 64,
            "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
            "num_key_value_heads": 2, "max_position_embeddings": 512, "rms_norm_eps": 1e-6,
-           "rope_theta": 10000.0 if model_type in ("llama", "mistral") else 1000000.0,
+           "rope_theta": 10000.0 if model_type in ("llama", "mistral", "phi3") else 1000000.0,
            "vocab_size": tok.get_vocab_size(), "tie_word_embeddings": tied, "torch_dtype": dtype,
            "hidden_act": "silu", "bos_token_id": None, "eos_token_id": tok.token_to_id(eos)}
     if head_dim:
@@ -126,6 +141,8 @@ def write_model(name, model_type, arch, regex, specials, eos, template, rng, *, 
         json.dump({"eos_token": eos, "chat_template": template, "add_bos_token": False,
                    "model_max_length": 512}, f, indent=2)
     t = weights(cfg, rng, tied, qk_norm, bias, dtype)
+    if model_type == "phi3":
+        t = fuse_phi3(t, cfg["num_hidden_layers"])
     for old in os.listdir(out):
         if old.startswith("model"):
             os.remove(os.path.join(out, old))
@@ -163,6 +180,13 @@ def main():
                 ["<s>", "</s>", "[INST]", "[/INST]"], "</s>", MISTRAL, rng,
                 tied=False, qk_norm=False, bias=False, dtype="float32", shards=1,
                 extra={"sliding_window": 8})
+    write_model("phi3", "phi3", "Phi3ForCausalLM", LLAMA3_REGEX,
+                # Phi-3's own specials: llama.cpp looks up <unk> and <|endoftext|> by name in
+                # a vocabulary whose model name says phi3.
+                ["<unk>", "<s>", "</s>", "<|endoftext|>", "<|user|>", "<|assistant|>", "<|end|>"],
+                "<|end|>", PHI3, rng,
+                tied=False, qk_norm=False, bias=False, dtype="float32", shards=1,
+                extra={"sliding_window": 8, "pad_token_id": None})
 
 
 def make_fuzz_corpus():
