@@ -277,7 +277,9 @@ void DenseDecoder::run(std::span<const BatchItem> items, Buffers& a, Workers& po
       a.seqs[j].attn_lora = lora ? &lora->attn : nullptr;
       a.seqs[j].ffn_lora = lora ? &lora->ffn : nullptr;
     }
-    attention_block(attn, layers_[i].attn, a.seqs, rows, a.x.data(), a.layer,
+    AttentionConfig layer_attn = attn;
+    if (options_.nope_every > 0 && (i + 1) % options_.nope_every == 0) layer_attn.rope = nullptr;
+    attention_block(layer_attn, layers_[i].attn, a.seqs, rows, a.x.data(), a.layer,
                     layers_[i].kv_layer, pool);
     ffn_block(layers_[i].ffn, hp.n_embd, hp.n_ff, hp.rms_eps, a.seqs, rows, a.x.data(), a.layer,
               pool);
@@ -374,6 +376,9 @@ std::string DenseDecoder::describe() const {
   if (options_.qk_norm == QkNorm::kAfterRope) s += ", qk-norm after rope";
   if (!layers_.empty() && !layers_[0].attn.q_bias.empty()) s += ", qkv bias";
   if (window_ > 0) s += ", sliding window " + std::to_string(window_);
+  if (options_.nope_every > 0) {
+    s += ", no positional embedding in every " + std::to_string(options_.nope_every) + "th layer";
+  }
   s += output_.data == token_embd_.data ? ", tied output" : ", separate output";
   if (options_.kv_share) {
     s += "\nkv sharing: block 1 = layers 0-" + std::to_string(block1_layers_ - 1) +

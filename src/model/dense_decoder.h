@@ -27,6 +27,9 @@ struct DenseOptions {
   // phi3: q, k and v in one attn_qkv tensor (rows q | k | v) and the gate and up projections
   // in one ffn_up (rows gate | up), as llama.cpp stores them; viewed as separate matrices.
   bool fused_projections = false;
+  // smollm3: every nope_every-th layer (layers i with (i + 1) % nope_every == 0) has no
+  // positional embedding (NoPE); 0: RoPE in every layer.
+  int64_t nope_every = 0;
 };
 
 class DenseDecoder : public Model {

@@ -88,7 +88,7 @@ def check_model(name, tname, tmp):
     f = lambda k: reader.fields[k].contents()
     arch = {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3",
             "MistralForCausalLM": "llama",  # llama.cpp writes Mistral as llama
-            "Phi3ForCausalLM": "phi3"}[cfg["architectures"][0]]
+            "Phi3ForCausalLM": "phi3", "SmolLM3ForCausalLM": "smollm3"}[cfg["architectures"][0]]
     assert f("general.architecture") == arch
     assert f(f"{arch}.block_count") == cfg["num_hidden_layers"]
     assert f(f"{arch}.embedding_length") == cfg["hidden_size"]
@@ -118,9 +118,9 @@ def check_model(name, tname, tmp):
         gname = gguf_name(hname)
         if cfg["tie_word_embeddings"] and gname == "output.weight":
             continue
-        if arch == "llama" and gname.endswith(("attn_q.weight", "attn_q.bias")):
+        if arch in ("llama", "smollm3") and gname.endswith(("attn_q.weight", "attn_q.bias")):
             arr = permute(arr, cfg["num_attention_heads"])
-        if arch == "llama" and gname.endswith(("attn_k.weight", "attn_k.bias")):
+        if arch in ("llama", "smollm3") and gname.endswith(("attn_k.weight", "attn_k.bias")):
             arr = permute(arr, cfg["num_key_value_heads"])
         expected[gname] = (arr, *expected_bytes(arr, TYPES[tname]))
     got = {t.name: t for t in reader.tensors}
@@ -184,10 +184,18 @@ def check_errors(tmp):
     json.dump(cfg, open(os.path.join(longrope, "config.json"), "w"))
     convert_fails(longrope, "rope_scaling type 'longrope' is not supported")
 
+    # SmolLM3 with another NoPE pattern than every 4th layer (llama.cpp's fixed one) is refused.
+    nope = os.path.join(tmp, "smollm3_nope")
+    shutil.copytree(os.path.join(FIXTURES, "smollm3"), nope)
+    cfg = json.load(open(os.path.join(nope, "config.json")))
+    cfg["no_rope_layers"] = [1, 0, 1, 0]
+    json.dump(cfg, open(os.path.join(nope, "config.json"), "w"))
+    convert_fails(nope, "no_rope_layers other than RoPE off in every 4th layer")
+
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        for name in ("llama", "qwen2", "qwen3", "mistral", "phi3"):
+        for name in ("llama", "qwen2", "qwen3", "mistral", "phi3", "smollm3"):
             for tname in TYPES:
                 check_model(name, tname, tmp)
         check_errors(tmp)

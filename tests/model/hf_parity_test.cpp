@@ -96,9 +96,9 @@ TEST_P(HfParity, ChunkedPrefillMatchesOneBatch) {
 }
 
 // mistral and phi3: a sliding window of 8 positions over a 28-token prompt and 64 decode
-// steps; phi3 also has fused q/k/v and gate/up tensors.
+// steps; phi3 also has fused q/k/v and gate/up tensors; smollm3's fourth layer has no RoPE.
 INSTANTIATE_TEST_SUITE_P(Archs, HfParity, ::testing::Values("llama", "qwen2", "qwen3", "mistral",
-                                                                 "phi3"));
+                                                                 "phi3", "smollm3"));
 
 }  // namespace
 }  // namespace afm::model

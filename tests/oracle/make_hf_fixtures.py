@@ -1,10 +1,11 @@
-"""Regenerates tests/data/hf/{llama,qwen2,qwen3,mistral,phi3}: tiny random-weight Hugging Face model folders
+"""Regenerates tests/data/hf/{llama,qwen2,qwen3,mistral,phi3,smollm3}: tiny random-weight Hugging Face model folders
 laid out as transformers' save_pretrained writes them (config.json field names, safetensors
 tensor names, tokenizer.json + tokenizer_config.json with a chat template). qwen2 is sharded
 into two files with model.safetensors.index.json; llama is stored in bf16, qwen3 in f16.
 mistral has a sliding window of 8 positions, far shorter than the prompt and continuation
 that make_engine_reference.py runs, so a window applied wrongly (or not at all) shows; phi3 has
-the same window and stores q/k/v as one qkv_proj and gate/up as one gate_up_proj, as Phi-3 does.
+the same window and stores q/k/v as one qkv_proj and gate/up as one gate_up_proj, as Phi-3 does;
+smollm3 has four layers, the last without RoPE (SmolLM3's every-4th-layer NoPE).
 
 Needs only numpy, safetensors and tokenizers. Run from the repository root:
     .venv/bin/python tests/oracle/make_hf_fixtures.py
@@ -127,7 +128,7 @@ def write_model(name, model_type, arch, regex, specials, eos, template, rng, *, 
     cfg = {"architectures": [arch], "model_type": model_type, "hidden_size": 64,
            "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
            "num_key_value_heads": 2, "max_position_embeddings": 512, "rms_norm_eps": 1e-6,
-           "rope_theta": 10000.0 if model_type in ("llama", "mistral", "phi3") else 1000000.0,
+           "rope_theta": 10000.0 if model_type in ("llama", "mistral", "phi3", "smollm3") else 1000000.0,
            "vocab_size": tok.get_vocab_size(), "tie_word_embeddings": tied, "torch_dtype": dtype,
            "hidden_act": "silu", "bos_token_id": None, "eos_token_id": tok.token_to_id(eos)}
     if head_dim:
@@ -187,6 +188,12 @@ def main():
                 "<|end|>", PHI3, rng,
                 tied=False, qk_norm=False, bias=False, dtype="float32", shards=1,
                 extra={"sliding_window": 8, "pad_token_id": None})
+    write_model("smollm3", "smollm3", "SmolLM3ForCausalLM", LLAMA3_REGEX,
+                ["<|begin_of_text|>", "<|end_of_text|>", "<|im_start|>", "<|im_end|>"], "<|im_end|>",
+                CHATML, rng, tied=False, qk_norm=False, bias=False, dtype="float32", shards=1,
+                extra={"num_hidden_layers": 4, "no_rope_layers": [1, 1, 1, 0],
+                       "no_rope_layer_interval": 4, "use_sliding_window": False,
+                       "pad_token_id": None})
 
 
 def make_fuzz_corpus():
