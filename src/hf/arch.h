@@ -22,6 +22,9 @@ struct TensorPlan {
   // every row. The converter checks the range lies inside the tensor.
   uint64_t row_begin = 0;
   uint64_t row_count = 0;
+  // Added to every value (Gemma's RMSNorm multiplies by 1 + w: its norm weights are stored
+  // shifted by 1, as llama.cpp's converter writes them).
+  float add = 0;
 };
 
 struct ArchSpec {

@@ -87,6 +87,9 @@ std::vector<float> plan_values(const SafeTensor& t, const TensorPlan& plan) {
     }
     x = permute_rope_rows(x, rows, cols, plan.permute_heads);
   }
+  if (plan.add != 0) {
+    for (float& v : x) v += plan.add;
+  }
   return x;
 }
 

@@ -134,8 +134,8 @@ void attention_block(const AttentionConfig& c, const AttentionWeights& w,
       }, 2);
     }
   }
-  const ops::AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, c.window};
-  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  const ops::AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, c.window, c.softcap};
+  const float scale = c.scale > 0 ? c.scale : 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   for (const SequenceRows& r : seqs) {
     ops::attention(s.q.data() + r.row0 * q_dim, r.tokens, r.pos0, r.cache->layer(kv_layer),
                    shape, scale, s.attn.data() + r.row0 * q_dim, s.scores, pool);
@@ -148,6 +148,7 @@ void attention_block(const AttentionConfig& c, const AttentionWeights& w,
     lora_add_group(s.attn.data() + r.row0 * q_dim, r.tokens,
                    {{&r.attn_lora->o, 0, s.h.data() + r.row0 * c.n_embd}}, *r.lora_scratch, pool);
   }
+  if (!w.post_norm.empty()) rms_norm_rows(s.h.data(), w.post_norm, c.rms_eps, n, c.n_embd, s.h.data(), pool);
   add_rows(x, s.h.data(), n * c.n_embd, pool);
 }
 
@@ -165,7 +166,11 @@ void ffn_block(const FfnWeights& w, int64_t n_embd, int64_t n_ff, float eps,
                     {&r.ffn_lora->up, 0, s.up.data() + r.row0 * n_ff}},
                    *r.lora_scratch, pool);
   }
-  ops::swiglu_inplace(s.gate.data(), s.up.data(), n * n_ff, pool);
+  if (w.activation == ops::FfnActivation::kGeluTanh) {
+    ops::geglu_inplace(s.gate.data(), s.up.data(), n * n_ff, pool);
+  } else {
+    ops::swiglu_inplace(s.gate.data(), s.up.data(), n * n_ff, pool);
+  }
   ops::Activations act(s.gate.data(), n, n_ff, s.act);
   act.set_per_token_rows(s.per_token_rows);
   ops::matmul(act, w.down, s.h.data(), pool);
@@ -174,6 +179,7 @@ void ffn_block(const FfnWeights& w, int64_t n_embd, int64_t n_ff, float eps,
     lora_add_group(s.gate.data() + r.row0 * n_ff, r.tokens,
                    {{&r.ffn_lora->down, 0, s.h.data() + r.row0 * n_embd}}, *r.lora_scratch, pool);
   }
+  if (!w.post_norm.empty()) rms_norm_rows(s.h.data(), w.post_norm, eps, n, n_embd, s.h.data(), pool);
   add_rows(x, s.h.data(), n * n_embd, pool);
 }
 

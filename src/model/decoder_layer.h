@@ -3,8 +3,10 @@
 //   attention: x += Wo · attend(q, K, V),  q/k/v from RMSNorm(x), optional biases, RoPE or none
 //              (NoPE), optional per-head QK-RMSNorm before or after RoPE, optional learned
 //              fake-int8 K/V, full causal or sliding-window; K/V come from this layer or, for
-//              KV-sharing layers, from another layer's cache.
-//   ffn:       x += down(silu(gate · RMSNorm(x)) * up · RMSNorm(x))
+//              KV-sharing layers, from another layer's cache; optional attention-logit
+//              soft-capping and a post-norm of the block's output (Gemma's sandwich norms).
+//   ffn:       x += down(act(gate · RMSNorm(x)) * up · RMSNorm(x)), act = silu or gelu-tanh,
+//              with the same optional post-norm.
 //
 // Every step runs through the Workers (never serial code writing shared buffers), so a block
 // runs unchanged on a whole ThreadPool or on a ThreadTeam (one track of afm-server).
@@ -17,6 +19,7 @@
 #include "base/thread_pool.h"
 #include "model/kv_cache.h"
 #include "model/lora_apply.h"
+#include "ops/activation.h"
 #include "ops/matmul.h"
 #include "ops/matrix.h"
 #include "ops/rope.h"
@@ -27,6 +30,7 @@ enum class QkNorm { kNone, kBeforeRope, kAfterRope };
 
 struct AttentionWeights {
   std::vector<float> norm, q_norm, k_norm, q_bias, k_bias, v_bias;
+  std::vector<float> post_norm;  // RMSNorm of the block's output before the residual (empty: none)
   ops::Matrix wq, wk, wv, wo;  // wk, wv empty when the layer reads another layer's K/V
   float k_scale = 0, v_scale = 0;  // learned fake-int8 scales (0: none)
   bool has_kv() const { return !wk.empty(); }
@@ -34,7 +38,9 @@ struct AttentionWeights {
 
 struct FfnWeights {
   std::vector<float> norm;
+  std::vector<float> post_norm;  // as AttentionWeights::post_norm
   ops::Matrix gate, up, down;
+  ops::FfnActivation activation = ops::FfnActivation::kSilu;
 };
 
 struct AttentionConfig {
@@ -43,6 +49,8 @@ struct AttentionConfig {
   const ops::Rope* rope = nullptr;  // null: no positional embedding
   QkNorm qk_norm = QkNorm::kNone;
   int64_t window = 0;  // 0: full causal attention
+  float scale = 0;     // q·k scale (0: 1 / sqrt(head_dim))
+  float softcap = 0;   // > 0: attention logits soft-capped (ops::AttentionShape::softcap)
 };
 
 // Consecutive positions pos0 .. pos0 + tokens - 1 being processed.

@@ -115,9 +115,25 @@ DenseDecoder::DenseDecoder(std::shared_ptr<const gguf::File> file, const DenseOp
     : Model(file, read_hparams(*file)),
       options_(options),
       block1_layers_(read_block1_layers(*file, hparams(), options.kv_share)),
-      window_(read_optional_count(*file, hparams().arch + ".attention.sliding_window", 0)),
+      window_(read_optional_count(*file, hparams().arch + ".attention.sliding_window",
+                                  options.default_window)),
+      attention_scale_(read_optional_float(*file, hparams().arch + ".attention.scale",
+                                           options.attention_scale)),
+      attn_softcap_(read_optional_float(*file, hparams().arch + ".attn_logit_softcapping", 0)),
+      final_softcap_(read_optional_float(*file, hparams().arch + ".final_logit_softcapping", 0)),
       rope_(options.rope_layout, hparams().rope_dims, hparams().rope_theta,
-            hparams().rope_freq_scale) {
+            hparams().rope_freq_scale),
+      rope_local_(options.rope_layout, hparams().rope_dims,
+                  options.rope_local_base > 0 ? options.rope_local_base : hparams().rope_theta,
+                  options.rope_local_base > 0 ? 1.0f : hparams().rope_freq_scale) {
+  for (const auto& [value, key] : {std::pair{attention_scale_, ".attention.scale"},
+                                   std::pair{attn_softcap_, ".attn_logit_softcapping"},
+                                   std::pair{final_softcap_, ".final_logit_softcapping"}}) {
+    if (!(value >= 0) || !std::isfinite(value)) {
+      throw_error(ErrorCode::kFormat, file->path() + ": " + hparams().arch + key + " = " +
+                                          std::to_string(value) + " is not a finite value >= 0");
+    }
+  }
   const HParams& hp = hparams();
   const WeightLoader w(*file);
   token_embd_ = w.matrix("token_embd.weight", hp.n_vocab, hp.n_embd);
@@ -156,6 +172,11 @@ DenseDecoder::Layer DenseDecoder::load_layer(const WeightLoader& w, int64_t i) c
     if (owns_kv) l.attn.k_norm = w.vector(p + "attn_k_norm.weight", hp.head_dim);
   }
   l.ffn.norm = w.vector(p + "ffn_norm.weight", hp.n_embd);
+  l.ffn.activation = options_.activation;
+  if (options_.sandwich_norms) {
+    l.attn.post_norm = w.vector(p + "post_attention_norm.weight", hp.n_embd);
+    l.ffn.post_norm = w.vector(p + "post_ffw_norm.weight", hp.n_embd);
+  }
   l.ffn.gate = w.matrix(p + "ffn_gate.weight", hp.n_ff, hp.n_embd);
   l.ffn.up = w.matrix(p + "ffn_up.weight", hp.n_ff, hp.n_embd);
   l.ffn.down = w.matrix(p + "ffn_down.weight", hp.n_embd, hp.n_ff);
@@ -187,6 +208,21 @@ AttentionConfig DenseDecoder::attention_config() const {
   c.rope = &rope_;
   c.qk_norm = options_.qk_norm;
   c.window = window_;
+  c.scale = attention_scale_;
+  c.softcap = attn_softcap_;
+  return c;
+}
+
+bool DenseDecoder::is_local_layer(int64_t i) const {
+  return window_ > 0 && (options_.swa_pattern == 0 || (i + 1) % options_.swa_pattern != 0);
+}
+
+AttentionConfig DenseDecoder::layer_attention_config(const AttentionConfig& base, int64_t i) const {
+  AttentionConfig c = base;
+  const bool local = is_local_layer(i);
+  c.window = local ? window_ : 0;
+  if (local && options_.rope_local_base > 0) c.rope = &rope_local_;
+  if (options_.nope_every > 0 && (i + 1) % options_.nope_every == 0) c.rope = nullptr;
   return c;
 }
 
@@ -267,6 +303,13 @@ void DenseDecoder::run(std::span<const BatchItem> items, Buffers& a, Workers& po
     }
   }
   ops::embed_tokens(token_embd_, a.tokens, a.x.data());
+  if (options_.scale_embeddings) {  // Gemma: x sqrt(n_embd), as the model computes it in f32
+    const float scale = std::sqrt(static_cast<float>(hp.n_embd));
+    float* x = a.x.data();
+    parallel_for(pool, rows * hp.n_embd, [&](int64_t begin, int64_t end) {
+      for (int64_t j = begin; j < end; ++j) x[j] *= scale;
+    }, 8192);
+  }
   for (int64_t i = 0; i < hp.n_layer; ++i) {
     // Past the last layer that writes K/V, only positions that need logits matter.
     if (i == block1_layers_ && !full_prefill) rows = keep_logit_rows(items, a);
@@ -277,9 +320,7 @@ void DenseDecoder::run(std::span<const BatchItem> items, Buffers& a, Workers& po
       a.seqs[j].attn_lora = lora ? &lora->attn : nullptr;
       a.seqs[j].ffn_lora = lora ? &lora->ffn : nullptr;
     }
-    AttentionConfig layer_attn = attn;
-    if (options_.nope_every > 0 && (i + 1) % options_.nope_every == 0) layer_attn.rope = nullptr;
-    attention_block(layer_attn, layers_[i].attn, a.seqs, rows, a.x.data(), a.layer,
+    attention_block(layer_attention_config(attn, i), layers_[i].attn, a.seqs, rows, a.x.data(), a.layer,
                     layers_[i].kv_layer, pool);
     ffn_block(layers_[i].ffn, hp.n_embd, hp.n_ff, hp.rms_eps, a.seqs, rows, a.x.data(), a.layer,
               pool);
@@ -361,6 +402,12 @@ void DenseDecoder::write_logits(std::span<const BatchItem> items, int64_t rows, 
     if (s.output_lora) {
       lora_add(hidden + out_row[j] * hp.n_embd, n, s.output_lora, 0, logits, s.own.layer.lora, pool);
     }
+    if (final_softcap_ > 0) {  // Gemma 2: logits soft-capped
+      const float cap = final_softcap_;
+      parallel_for(pool, n * hp.n_vocab, [&](int64_t begin, int64_t end) {
+        for (int64_t v = begin; v < end; ++v) logits[v] = cap * std::tanh(logits[v] / cap);
+      }, 8192);
+    }
     if (!direct) std::copy_n(logits, n * hp.n_vocab, b.logits);
   }
 }
@@ -375,7 +422,14 @@ std::string DenseDecoder::describe() const {
   if (options_.qk_norm == QkNorm::kBeforeRope) s += ", qk-norm before rope";
   if (options_.qk_norm == QkNorm::kAfterRope) s += ", qk-norm after rope";
   if (!layers_.empty() && !layers_[0].attn.q_bias.empty()) s += ", qkv bias";
-  if (window_ > 0) s += ", sliding window " + std::to_string(window_);
+  if (window_ > 0) {
+    s += ", sliding window " + std::to_string(window_);
+    if (options_.swa_pattern > 0) s += " in all but every " + std::to_string(options_.swa_pattern) + "th layer";
+  }
+  if (options_.sandwich_norms) s += ", post-norms";
+  if (options_.activation == ops::FfnActivation::kGeluTanh) s += ", geglu";
+  if (attn_softcap_ > 0) s += ", attention softcap " + std::to_string(attn_softcap_);
+  if (final_softcap_ > 0) s += ", final softcap " + std::to_string(final_softcap_);
   if (options_.nope_every > 0) {
     s += ", no positional embedding in every " + std::to_string(options_.nope_every) + "th layer";
   }
@@ -396,7 +450,7 @@ ModelLayout DenseDecoder::layout() const {
   m.kv_layers = block1_layers_;
   m.sliding_window = window_;
   for (int64_t i = 0; i < hparams().n_layer; ++i) {
-    const char* attention = i >= block1_layers_ ? "shared-kv" : window_ > 0 ? "local" : "causal";
+    const char* attention = i >= block1_layers_ ? "shared-kv" : is_local_layer(i) ? "local" : "causal";
     m.layers.push_back({attention, "dense", layers_[i].kv_layer});
   }
   return m;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/decoder_layer.h"
+#include "ops/activation.h"
 #include "model/model.h"
 #include "ops/matrix.h"
 #include "ops/rope.h"
@@ -30,6 +31,21 @@ struct DenseOptions {
   // smollm3: every nope_every-th layer (layers i with (i + 1) % nope_every == 0) has no
   // positional embedding (NoPE); 0: RoPE in every layer.
   int64_t nope_every = 0;
+  // Gemma: token embeddings x sqrt(n_embd), a post-norm after each block
+  // (blk.N.post_attention_norm / post_ffw_norm), a GeGLU feed-forward.
+  bool scale_embeddings = false;
+  bool sandwich_norms = false;
+  ops::FfnActivation activation = ops::FfnActivation::kSilu;
+  // > 0: the sliding window covers the layers i with (i + 1) % swa_pattern != 0 and the
+  // others see the whole context (Gemma 2: 2, Gemma 3: 6); 0: the window covers every layer.
+  int64_t swa_pattern = 0;
+  // > 0: the RoPE base of the sliding-window layers, unscaled (Gemma 3: 10000); the others keep
+  // {arch}.rope.freq_base and its scaling. 0: one RoPE for every layer.
+  float rope_local_base = 0;
+  // The q·k scale when the file has no {arch}.attention.scale (0: 1 / sqrt(head_dim)).
+  float attention_scale = 0;
+  // The window when the file has no {arch}.attention.sliding_window (Gemma 2: 4096).
+  int64_t default_window = 0;
 };
 
 class DenseDecoder : public Model {
@@ -69,11 +85,18 @@ class DenseDecoder : public Model {
                     Workers& pool) const;
   void attach_lora(State& s, const LoraAdapter& adapter, float scale, int threads) const;
   AttentionConfig attention_config() const;
+  // Layer i's: its window (swa_pattern), RoPE (NoPE, rope_local_base).
+  AttentionConfig layer_attention_config(const AttentionConfig& base, int64_t i) const;
+  bool is_local_layer(int64_t i) const;
 
   DenseOptions options_;
   int64_t block1_layers_;  // layers that own K/V (all of them unless kv_share)
-  int64_t window_;         // sliding-window width of every layer (0: full causal)
+  int64_t window_;         // sliding-window width (0: full causal); swa_pattern picks the layers
+  float attention_scale_;  // {arch}.attention.scale, else the options' (0: 1 / sqrt(head_dim))
+  float attn_softcap_;     // {arch}.attn_logit_softcapping (0: none)
+  float final_softcap_;    // {arch}.final_logit_softcapping (0: none)
   ops::Rope rope_;
+  ops::Rope rope_local_;  // the sliding-window layers' RoPE (rope_local_base > 0)
   ops::Matrix token_embd_, output_;
   std::vector<float> output_norm_;
   std::vector<Layer> layers_;

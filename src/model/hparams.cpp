@@ -78,4 +78,8 @@ int64_t read_optional_count(const gguf::File& file, const std::string& key, int6
 
 int64_t read_count(const gguf::File& file, const std::string& key) { return positive_key(file, key); }
 
+float read_optional_float(const gguf::File& file, const std::string& key, float fallback) {
+  return optional_float(file, key, fallback);
+}
+
 }  // namespace afm::model

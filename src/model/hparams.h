@@ -34,6 +34,8 @@ HParams read_decoder_hparams(const gguf::File& file, const std::string& arch);
 
 // An optional positive integer key (Error naming it when out of range); `fallback` if absent.
 int64_t read_optional_count(const gguf::File& file, const std::string& key, int64_t fallback);
+// An optional float key; `fallback` if absent.
+float read_optional_float(const gguf::File& file, const std::string& key, float fallback);
 // A required positive integer key.
 int64_t read_count(const gguf::File& file, const std::string& key);
 

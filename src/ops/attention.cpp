@@ -49,6 +49,11 @@ void row_mix(const float* p, const KvLayerView& kv, int64_t kv_head, Rows rows, 
   }
 }
 
+// Gemma 2's attention logit soft-capping.
+void cap_scores(float* x, int64_t n, float cap) {
+  for (int64_t j = 0; j < n; ++j) x[j] = cap * std::tanh(x[j] / cap);
+}
+
 void softmax_inplace(float* x, int64_t n) {
   float max_score = -INFINITY;
   for (int64_t j = 0; j < n; ++j) max_score = std::max(max_score, x[j]);
@@ -151,7 +156,7 @@ SpanRows rows_of(const Item& it, unsigned queries, const int64_t first[2]) {
 // Query 0 alone over [lo0, lo1 - 1], both over [lo1, hi0], query 1 alone at hi1: each query's
 // scores and its mix over the cache in position order, as if it were computed alone.
 void attend(const Item& it, const KvLayerView& kv, int64_t kv_head, int64_t d, float scale,
-            const cpu::VecKernels& vk) {
+            float softcap, const cpu::VecKernels& vk) {
   const int64_t zero[2] = {0, 0};
   if (it.queries == 1) {
     span_scores(rows_of(it, 1, zero), kv, kv_head, it.lo[0], it.hi[0], d, scale, vk);
@@ -163,6 +168,7 @@ void attend(const Item& it, const KvLayerView& kv, int64_t kv_head, int64_t d, f
   }
   for (int b = 0; b < it.queries; ++b) {
     for (int h = 0; h < it.heads; ++h) {
+      if (softcap > 0) cap_scores(it.scores[b][h], it.hi[b] - it.lo[b] + 1, softcap);
       softmax_inplace(it.scores[b][h], it.hi[b] - it.lo[b] + 1);
       std::memset(it.out[b][h], 0, d * sizeof(float));
     }
@@ -217,7 +223,7 @@ void attention(const float* q, int64_t tokens, int64_t pos0, const KvLayerView& 
           it.scores[b][h] = scores + (2 * b + h) * max_keys;
         }
       }
-      attend(it, kv, kv_head, shape.head_dim, scale, vk);
+      attend(it, kv, kv_head, shape.head_dim, scale, shape.softcap, vk);
     }
   });
 }

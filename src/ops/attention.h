@@ -33,6 +33,7 @@ struct KvLayerView {
 struct AttentionShape {
   int64_t n_head, n_head_kv, head_dim;
   int64_t window = 0;  // > 0: the query at position p sees only positions p - window + 1 .. p
+  float softcap = 0;   // > 0: scores become softcap * tanh(score / softcap) before the softmax
 };
 
 // q: (tokens, n_head, head_dim) for positions pos0 .. pos0 + tokens - 1, whose K/V are already

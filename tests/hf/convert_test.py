@@ -27,12 +27,20 @@ LAYER_MAP = {"input_layernorm.weight": "attn_norm.weight", "self_attn.q_proj.wei
              "self_attn.qkv_proj.weight": "attn_qkv.weight", "mlp.gate_up_proj.weight": "ffn_up.weight"}
 
 
-def gguf_name(hf):
+# Gemma's norms: post_attention_layernorm is a post-norm there, not the ffn's pre-norm.
+GEMMA_MAP = {"post_attention_layernorm.weight": "post_attention_norm.weight",
+             "pre_feedforward_layernorm.weight": "ffn_norm.weight",
+             "post_feedforward_layernorm.weight": "post_ffw_norm.weight"}
+
+
+def gguf_name(hf, arch=""):
     fixed = {"model.embed_tokens.weight": "token_embd.weight", "model.norm.weight": "output_norm.weight",
              "lm_head.weight": "output.weight"}
     if hf in fixed:
         return fixed[hf]
     _, _, i, rest = hf.split(".", 3)
+    if arch.startswith("gemma") and rest in GEMMA_MAP:
+        return f"blk.{i}.{GEMMA_MAP[rest]}"
     return f"blk.{i}.{LAYER_MAP[rest]}"
 
 
@@ -88,7 +96,8 @@ def check_model(name, tname, tmp):
     f = lambda k: reader.fields[k].contents()
     arch = {"LlamaForCausalLM": "llama", "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3",
             "MistralForCausalLM": "llama",  # llama.cpp writes Mistral as llama
-            "Phi3ForCausalLM": "phi3", "SmolLM3ForCausalLM": "smollm3"}[cfg["architectures"][0]]
+            "Phi3ForCausalLM": "phi3", "SmolLM3ForCausalLM": "smollm3",
+            "Gemma2ForCausalLM": "gemma2", "Gemma3ForCausalLM": "gemma3"}[cfg["architectures"][0]]
     assert f("general.architecture") == arch
     assert f(f"{arch}.block_count") == cfg["num_hidden_layers"]
     assert f(f"{arch}.embedding_length") == cfg["hidden_size"]
@@ -103,7 +112,15 @@ def check_model(name, tname, tmp):
     if "head_dim" in cfg:
         assert f(f"{arch}.attention.key_length") == head_dim
     window_key = f"{arch}.attention.sliding_window"
-    if cfg.get("sliding_window") is not None and cfg.get("model_type") in ("mistral", "phi3"):
+    if arch.startswith("gemma"):
+        assert np.isclose(f(f"{arch}.attention.scale"), cfg["query_pre_attn_scalar"] ** -0.5)
+        for key in ("attn_logit_softcapping", "final_logit_softcapping"):
+            assert (f"{arch}.{key}" in reader.fields) == (cfg.get(key) is not None), key
+            if cfg.get(key) is not None:
+                assert np.isclose(f(f"{arch}.{key}"), cfg[key])
+        if arch == "gemma3":
+            assert np.isclose(f("gemma3.rope.freq_base_swa"), cfg["rope_local_base_freq"])
+    if cfg.get("sliding_window") is not None and cfg.get("model_type") in ("mistral", "phi3", "gemma2", "gemma3_text"):
         assert f(window_key) == cfg["sliding_window"]
     else:
         assert window_key not in reader.fields
@@ -115,7 +132,9 @@ def check_model(name, tname, tmp):
     hf = load_hf(folder)
     expected = {}
     for hname, arr in hf.items():
-        gname = gguf_name(hname)
+        gname = gguf_name(hname, arch)
+        if arch.startswith("gemma") and gname.endswith("norm.weight"):
+            arr = arr + np.float32(1)  # Gemma's RMSNorm multiplies by 1 + w
         if cfg["tie_word_embeddings"] and gname == "output.weight":
             continue
         if arch in ("llama", "smollm3") and gname.endswith(("attn_q.weight", "attn_q.bias")):
@@ -192,10 +211,18 @@ def check_errors(tmp):
     json.dump(cfg, open(os.path.join(nope, "config.json"), "w"))
     convert_fails(nope, "no_rope_layers other than RoPE off in every 4th layer")
 
+    # Gemma with another sliding / full layer pattern than the fixed one is refused.
+    layers = os.path.join(tmp, "gemma3_layers")
+    shutil.copytree(os.path.join(FIXTURES, "gemma3"), layers)
+    cfg = json.load(open(os.path.join(layers, "config.json")))
+    cfg["layer_types"] = ["full_attention"] * cfg["num_hidden_layers"]
+    json.dump(cfg, open(os.path.join(layers, "config.json"), "w"))
+    convert_fails(layers, "layer_types must be sliding attention in all but every 6th layer")
+
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        for name in ("llama", "qwen2", "qwen3", "mistral", "phi3", "smollm3"):
+        for name in ("llama", "qwen2", "qwen3", "mistral", "phi3", "smollm3", "gemma2", "gemma3"):
             for tname in TYPES:
                 check_model(name, tname, tmp)
         check_errors(tmp)

@@ -23,7 +23,7 @@ TEXTS = [
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        for name in ("llama", "qwen2", "qwen3", "mistral", "phi3", "smollm3"):
+        for name in ("llama", "qwen2", "qwen3", "mistral", "phi3", "smollm3", "gemma2", "gemma3"):
             hf_tok = Tokenizer.from_file(os.path.join(FIXTURES, name, "tokenizer.json"))
             for tname in ("f32", "f16", "bf16", "q8_0", "q4_0"):
                 out = os.path.join(tmp, f"{name}-{tname}.gguf")

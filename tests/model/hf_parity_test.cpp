@@ -96,9 +96,13 @@ TEST_P(HfParity, ChunkedPrefillMatchesOneBatch) {
 }
 
 // mistral and phi3: a sliding window of 8 positions over a 28-token prompt and 64 decode
-// steps; phi3 also has fused q/k/v and gate/up tensors; smollm3's fourth layer has no RoPE.
+// steps; phi3 also has fused q/k/v and gate/up tensors; smollm3's fourth layer has no RoPE;
+// gemma2 / gemma3: sandwich norms, GeGLU, scaled embeddings, windows in alternate / five of six
+// layers, soft-capping (2), QK-norm and a local RoPE base (3). (Their tied heads make the
+// greedy continuation repeat one token; the prompt logits carry the comparison.)
 INSTANTIATE_TEST_SUITE_P(Archs, HfParity, ::testing::Values("llama", "qwen2", "qwen3", "mistral",
-                                                                 "phi3", "smollm3"));
+                                                                 "phi3", "smollm3", "gemma2",
+                                                                 "gemma3"));
 
 }  // namespace
 }  // namespace afm::model

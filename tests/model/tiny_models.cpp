@@ -31,6 +31,7 @@ class TinyWriter {
     w_.set(arch_ + "." + key, gguf::Value(static_cast<uint32_t>(v)));
   }
   void str(const std::string& key, const std::string& v) { w_.set(arch_ + "." + key, gguf::Value(v)); }
+  void f32(const std::string& key, float v) { w_.set(arch_ + "." + key, gguf::Value(v)); }
   // A tensor of numpy-order shape `dims` (rows last-to-first reversed for GGUF).
   void tensor(const std::string& name, std::vector<uint64_t> dims, float scale, float offset = 0,
               gguf::TensorType type = gguf::TensorType::kF32) {
@@ -99,15 +100,58 @@ class TinyWriter {
 };
 
 void dense(const std::string& arch, const std::string& path, uint64_t seed,
-           gguf::TensorType type, bool qk_norm, bool bias) {
+           gguf::TensorType type, bool qk_norm, bool bias, int64_t layers = 3) {
   TinyWriter w(arch, seed, type);
-  const int64_t layers = 3;
   w.u32("block_count", layers);
   w.embeddings();
   for (int64_t i = 0; i < layers; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
     w.attention(p, true, qk_norm, bias);
     w.ffn(p);
+  }
+  w.write(path);
+}
+
+// Phi-3: q/k/v fused in attn_qkv, gate/up in ffn_up; a window shorter than the tests' prompts.
+void phi3(const std::string& path, uint64_t seed, gguf::TensorType type) {
+  TinyWriter w("phi3", seed, type);
+  const int64_t layers = 3;
+  w.u32("block_count", layers);
+  w.u32("attention.sliding_window", 5);
+  w.embeddings();
+  for (int64_t i = 0; i < layers; ++i) {
+    const std::string p = "blk." + std::to_string(i) + ".";
+    w.norm(p + "attn_norm.weight", kEmbd);
+    w.matrix(p + "attn_qkv.weight", (kHead + 2 * kHeadKv) * kHeadDim, kEmbd);
+    w.matrix(p + "attn_output.weight", kEmbd, kHead * kHeadDim);
+    w.norm(p + "ffn_norm.weight", kEmbd);
+    w.matrix(p + "ffn_up.weight", 2 * kFf, kEmbd);
+    w.matrix(p + "ffn_down.weight", kEmbd, kFf);
+  }
+  w.write(path);
+}
+
+// Gemma 2 / 3: post-norms, soft-capping (2), QK-norm and a local RoPE base (3), a window in
+// all but every 2nd / 6th layer.
+void gemma(const std::string& arch, const std::string& path, uint64_t seed, gguf::TensorType type) {
+  TinyWriter w(arch, seed, type);
+  const bool v3 = arch == "gemma3";
+  const int64_t layers = v3 ? 6 : 3;
+  w.u32("block_count", layers);
+  w.u32("attention.sliding_window", 5);
+  if (v3) {
+    w.f32("rope.freq_base_swa", 500.0f);
+  } else {
+    w.f32("attn_logit_softcapping", 5.0f);
+    w.f32("final_logit_softcapping", 3.0f);
+  }
+  w.embeddings();
+  for (int64_t i = 0; i < layers; ++i) {
+    const std::string p = "blk." + std::to_string(i) + ".";
+    w.attention(p, true, v3, false);
+    w.norm(p + "post_attention_norm.weight", kEmbd);
+    w.ffn(p);
+    w.norm(p + "post_ffw_norm.weight", kEmbd);
   }
   w.write(path);
 }
@@ -171,6 +215,10 @@ void write_tiny_model(const std::string& arch, const std::string& path, uint64_t
       {"llama", [&] { dense("llama", path, seed, type, false, false); }},
       {"qwen2", [&] { dense("qwen2", path, seed, type, false, true); }},
       {"qwen3", [&] { dense("qwen3", path, seed, type, true, false); }},
+      {"phi3", [&] { phi3(path, seed, type); }},
+      {"smollm3", [&] { dense("smollm3", path, seed, type, false, false, 4); }},  // layer 3: NoPE
+      {"gemma2", [&] { gemma("gemma2", path, seed, type); }},
+      {"gemma3", [&] { gemma("gemma3", path, seed, type); }},
       {"afm-device", [&] { afm_device(path, seed, type); }},
       {"afm-server", [&] { afm_server(path, seed, type); }},
   };

@@ -11,7 +11,8 @@ JSON). Run from the repository root in an environment that has them:
     python tests/oracle/make_engine_reference.py [ARCH ...]
 (mistral's and phi3's references were made with transformers 4.47.1 on Debian's python3-torch 1.13: a
 virtual environment with --system-site-packages and `pip install transformers==4.47.1`;
-smollm3's with transformers 4.57.1 and torch 2.5.1 from PyPI, as each reference.json records.)
+smollm3's, gemma2's and gemma3's with transformers 4.57.1 and torch 2.5.1 from PyPI, as each
+reference.json records.)
 """
 import json
 import os
@@ -55,7 +56,8 @@ def reference(arch):
 
 def main():
     torch.manual_seed(0)
-    for arch in sys.argv[1:] or ("llama", "qwen2", "qwen3", "mistral", "phi3", "smollm3"):
+    for arch in sys.argv[1:] or ("llama", "qwen2", "qwen3", "mistral", "phi3", "smollm3", "gemma2",
+                                 "gemma3"):
         ref = reference(arch)
         path = os.path.join(ROOT, arch, "reference.json")
         with open(path, "w") as f:

@@ -1,11 +1,14 @@
-"""Regenerates tests/data/hf/{llama,qwen2,qwen3,mistral,phi3,smollm3}: tiny random-weight Hugging Face model folders
+"""Regenerates tests/data/hf/{llama,qwen2,qwen3,mistral,phi3,smollm3,gemma2,gemma3}: tiny random-weight Hugging Face model folders
 laid out as transformers' save_pretrained writes them (config.json field names, safetensors
 tensor names, tokenizer.json + tokenizer_config.json with a chat template). qwen2 is sharded
 into two files with model.safetensors.index.json; llama is stored in bf16, qwen3 in f16.
 mistral has a sliding window of 8 positions, far shorter than the prompt and continuation
 that make_engine_reference.py runs, so a window applied wrongly (or not at all) shows; phi3 has
 the same window and stores q/k/v as one qkv_proj and gate/up as one gate_up_proj, as Phi-3 does;
-smollm3 has four layers, the last without RoPE (SmolLM3's every-4th-layer NoPE).
+smollm3 has four layers, the last without RoPE (SmolLM3's every-4th-layer NoPE); gemma2 (4
+layers) and gemma3 (6 layers) have Gemma's sandwich norms (stored as w for 1 + w), a head_dim
+and query_pre_attn_scalar of their own, windows of 8 in the sliding layers, soft-capping small
+enough to bite (gemma2) and QK-norms with a local RoPE base (gemma3).
 
 Needs only numpy, safetensors and tokenizers. Run from the repository root:
     .venv/bin/python tests/oracle/make_hf_fixtures.py
@@ -33,6 +36,10 @@ MISTRAL = ("{% for message in messages %}{% if message['role'] == 'user' %}{{ '[
 
 PHI3 = ("{% for message in messages %}{{ '<|' + message['role'] + '|>\n' + message['content'] + "
         "'<|end|>\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>\n' }}{% endif %}")
+
+GEMMA = ("{% for message in messages %}{{ '<start_of_turn>' + message['role'] + '\n' + "
+         "message['content'] + '<end_of_turn>\n' }}{% endfor %}"
+         "{% if add_generation_prompt %}{{ '<start_of_turn>model\n' }}{% endif %}")
 
 CORPUS = [
     "The quick brown fox jumps over the lazy dog. It's 2025 and we're testing 12345 tokens!",
@@ -97,6 +104,22 @@ def fuse_phi3(t, layers):
     return t
 
 
+def gemma_norms(t, layers, rng):
+    """Gemma's four norms per layer, stored as w for RMSNorm's 1 + w (so drawn around 0), and a
+    tied embedding 4x smaller than the other fixtures' (Gemma multiplies it by sqrt(hidden) on
+    the way in, and soft-capped logits must not saturate)."""
+    w = lambda n: (rng.standard_normal(n) * 0.1).astype(np.float32)
+    t["model.embed_tokens.weight"] = t["model.embed_tokens.weight"] / 4
+    for name in [k for k in t if k.endswith("norm.weight")]:
+        t[name] = w(t[name].shape[0])
+    h = t["model.norm.weight"].shape[0]
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        t[p + "pre_feedforward_layernorm.weight"] = w(h)
+        t[p + "post_feedforward_layernorm.weight"] = w(h)
+    return t
+
+
 def save_bf16(tensors, path):
     # safetensors.numpy has no bfloat16 dtype: write the file by hand (same layout).
     header, offset, blobs = {}, 0, []
@@ -144,6 +167,8 @@ def write_model(name, model_type, arch, regex, specials, eos, template, rng, *, 
     t = weights(cfg, rng, tied, qk_norm, bias, dtype)
     if model_type == "phi3":
         t = fuse_phi3(t, cfg["num_hidden_layers"])
+    if model_type.startswith("gemma"):
+        t = gemma_norms(t, cfg["num_hidden_layers"], rng)
     for old in os.listdir(out):
         if old.startswith("model"):
             os.remove(os.path.join(out, old))
@@ -194,6 +219,20 @@ def main():
                 extra={"num_hidden_layers": 4, "no_rope_layers": [1, 1, 1, 0],
                        "no_rope_layer_interval": 4, "use_sliding_window": False,
                        "pad_token_id": None})
+    gemma = dict(head_dim=32, query_pre_attn_scalar=24, sliding_window=8, pad_token_id=None,
+                 hidden_activation="gelu_pytorch_tanh", hidden_act="gelu_pytorch_tanh",
+                 bos_token_id=None)
+    write_model("gemma2", "gemma2", "Gemma2ForCausalLM", LLAMA3_REGEX,
+                ["<bos>", "<eos>", "<start_of_turn>", "<end_of_turn>"], "<end_of_turn>", GEMMA, rng,
+                tied=True, qk_norm=False, bias=False, dtype="float32", shards=1,
+                extra=dict(gemma, num_hidden_layers=4, attn_logit_softcapping=1.0,
+                           final_logit_softcapping=10.0, rope_theta=10000.0))
+    write_model("gemma3", "gemma3_text", "Gemma3ForCausalLM", LLAMA3_REGEX,
+                ["<bos>", "<eos>", "<start_of_turn>", "<end_of_turn>"], "<end_of_turn>", GEMMA, rng,
+                tied=True, qk_norm=True, bias=False, dtype="float32", shards=1,
+                extra=dict(gemma, num_hidden_layers=6, rope_theta=1000000.0,
+                           rope_local_base_freq=10000.0, attn_logit_softcapping=None,
+                           final_logit_softcapping=None))
 
 
 def make_fuzz_corpus():
