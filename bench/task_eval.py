@@ -720,11 +720,13 @@ def run_eval(args):
     return results
 
 
-def table(results):
-    lines = [f"{'task':<11} {'metric':<36} {'value':>8} {'n':>6}"]
+def table(results, task_width=11, metric_width=36):
+    """One line per (task, metric): value and item count (blank when unknown)."""
+    lines = [f"{'task':<{task_width}} {'metric':<{metric_width}} {'value':>10} {'n':>7}"]
     for task, r in results["tasks"].items():
         for m in r["metrics"]:
-            lines.append(f"{task:<11} {m['metric']:<36} {m['value']:>8} {m['n']:>6}")
+            n = "" if m["n"] is None else m["n"]
+            lines.append(f"{task:<{task_width}} {m['metric']:<{metric_width}} {m['value']:>10} {n:>7}")
     return "\n".join(lines)
 
 

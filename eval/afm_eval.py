@@ -162,15 +162,6 @@ def run_all(args, tasks):
     return results
 
 
-def table(results):
-    lines = [f"{'task':<24} {'metric':<28} {'value':>10} {'n':>7}"]
-    for task, r in results["tasks"].items():
-        for m in r["metrics"]:
-            n = "" if m["n"] is None else m["n"]
-            lines.append(f"{task:<24} {m['metric']:<28} {m['value']:>10} {n:>7}")
-    return "\n".join(lines)
-
-
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="afm eval", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -234,7 +225,7 @@ def main(argv=None):
     if args.json:
         print(text)
     else:
-        print(table(results))
+        print(task_eval.table(results, task_width=24, metric_width=28))
         print(f"wall time {results['wall_s']} s")
     return 0
 

@@ -134,16 +134,22 @@ std::optional<TensorPlan> plan_llama_family_tensor(const std::string& name) {
   throw_error(ErrorCode::kUnsupported, "unexpected tensor '" + name + "' for this architecture");
 }
 
-std::vector<std::string> llama_family_required_tensors(const HfConfig& c) {
+std::vector<std::string> required_tensors(const HfConfig& c, bool tied,
+                                          std::initializer_list<const char*> layer_parts) {
   std::vector<std::string> names = {"token_embd.weight", "output_norm.weight"};
-  if (!c.get_bool("tie_word_embeddings", false)) names.push_back("output.weight");
+  if (!tied) names.push_back("output.weight");
   const uint64_t layers = c.get_uint("num_hidden_layers");
   for (uint64_t i = 0; i < layers; ++i) {
-    for (const char* part : {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_up", "ffn_down"}) {
+    for (const char* part : layer_parts) {
       names.push_back("blk." + std::to_string(i) + "." + part + ".weight");
     }
   }
   return names;
+}
+
+std::vector<std::string> llama_family_required_tensors(const HfConfig& c) {
+  return required_tensors(c, c.get_bool("tie_word_embeddings", false),
+                          {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_up", "ffn_down"});
 }
 
 }  // namespace afm::hf

@@ -3,6 +3,7 @@
 // itself from its own file (arch_<name>.cpp), so adding one touches no central switch.
 #pragma once
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,8 +51,11 @@ const ArchSpec& find_arch(const HfConfig& config);
 void write_llama_family_hparams(const HfConfig& config, const std::string& arch,
                                 gguf::Writer& writer);
 std::optional<TensorPlan> plan_llama_family_tensor(const std::string& hf_name);
-// token_embd, output_norm, output (unless tie_word_embeddings) and per layer q/k/v/output and
-// ffn up/down.
+// token_embd, output_norm, output (unless `tied`) and, for every layer, blk.N.<part>.weight
+// for each of `layer_parts`.
+std::vector<std::string> required_tensors(const HfConfig& config, bool tied,
+                                          std::initializer_list<const char*> layer_parts);
+// required_tensors with q/k/v/output and ffn up/down.
 std::vector<std::string> llama_family_required_tensors(const HfConfig& config);
 
 }  // namespace afm::hf

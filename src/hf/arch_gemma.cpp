@@ -88,25 +88,19 @@ std::vector<TensorPlan> plan(const HfConfig&, const std::string& name) {
   return {*p};
 }
 
-std::vector<std::string> required(const HfConfig& c, bool qk_norm) {
-  std::vector<std::string> names = {"token_embd.weight", "output_norm.weight"};
-  const uint64_t layers = c.get_uint("num_hidden_layers");
-  for (uint64_t i = 0; i < layers; ++i) {
-    for (const char* part : {"attn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
-                             "post_attention_norm", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down",
-                             "post_ffw_norm"}) {
-      names.push_back("blk." + std::to_string(i) + "." + part + ".weight");
-    }
-    if (qk_norm) {
-      names.push_back("blk." + std::to_string(i) + ".attn_q_norm.weight");
-      names.push_back("blk." + std::to_string(i) + ".attn_k_norm.weight");
-    }
-  }
-  return names;
+// Gemma always ties its head to the embedding (its configs usually leave
+// tie_word_embeddings out, at its true default; llama.cpp never reads an lm_head).
+std::vector<std::string> required_gemma2(const HfConfig& c) {
+  return required_tensors(c, true, {"attn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
+                                    "post_attention_norm", "ffn_norm", "ffn_gate", "ffn_up",
+                                    "ffn_down", "post_ffw_norm"});
 }
 
-std::vector<std::string> required_gemma2(const HfConfig& c) { return required(c, false); }
-std::vector<std::string> required_gemma3(const HfConfig& c) { return required(c, true); }
+std::vector<std::string> required_gemma3(const HfConfig& c) {
+  return required_tensors(c, true, {"attn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
+                                    "attn_q_norm", "attn_k_norm", "post_attention_norm",
+                                    "ffn_norm", "ffn_gate", "ffn_up", "ffn_down", "post_ffw_norm"});
+}
 
 }  // namespace
 

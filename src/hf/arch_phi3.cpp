@@ -43,15 +43,8 @@ std::vector<TensorPlan> plan(const HfConfig&, const std::string& name) {
 }
 
 std::vector<std::string> required(const HfConfig& c) {
-  std::vector<std::string> names = {"token_embd.weight", "output_norm.weight"};
-  if (!c.get_bool("tie_word_embeddings", false)) names.push_back("output.weight");
-  const uint64_t layers = c.get_uint("num_hidden_layers");
-  for (uint64_t i = 0; i < layers; ++i) {
-    for (const char* part : {"attn_norm", "attn_qkv", "attn_output", "ffn_norm", "ffn_up", "ffn_down"}) {
-      names.push_back("blk." + std::to_string(i) + "." + part + ".weight");
-    }
-  }
-  return names;
+  return required_tensors(c, c.get_bool("tie_word_embeddings", false),
+                          {"attn_norm", "attn_qkv", "attn_output", "ffn_norm", "ffn_up", "ffn_down"});
 }
 
 }  // namespace

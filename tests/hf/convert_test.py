@@ -219,6 +219,17 @@ def check_errors(tmp):
     json.dump(cfg, open(os.path.join(layers, "config.json"), "w"))
     convert_fails(layers, "layer_types must be sliding attention in all but every 6th layer")
 
+    # Gemma configs usually leave tie_word_embeddings out (true by default): still tied.
+    untold = os.path.join(tmp, "gemma2_untold_tie")
+    shutil.copytree(os.path.join(FIXTURES, "gemma2"), untold)
+    cfg = json.load(open(os.path.join(untold, "config.json")))
+    del cfg["tie_word_embeddings"]
+    json.dump(cfg, open(os.path.join(untold, "config.json"), "w"))
+    out = os.path.join(tmp, "gemma2_untold_tie.gguf")
+    r = subprocess.run([AFM, "convert", untold, out], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "output.weight" not in {t.name for t in gguf.GGUFReader(out).tensors}
+
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
