@@ -1,6 +1,7 @@
 #include "model/dense_decoder.h"
 
 #include <algorithm>
+#include <deque>
 #include <cmath>
 
 #include "backend/cpu/gemm.h"
@@ -102,6 +103,9 @@ class DenseDecoder::State : public SequenceState {
   Buffers own;                  // for forward() on this sequence alone
   std::vector<LayerLora> lora;  // per layer; empty without an adapter
   LoraTarget output_lora;
+  // Fused-projection models: the per-part pairs cut from an adapter's attn_qkv / ffn_up pairs
+  // (a deque: lora's targets point into it).
+  std::deque<LoraPair> lora_parts;
 };
 
 class DenseDecoder::Workspace : public BatchWorkspace {
@@ -243,7 +247,10 @@ void DenseDecoder::attach_lora(State& s, const LoraAdapter& adapter, float scale
                                int threads) const {
   const HParams& hp = hparams();
   for (int64_t i = 0; i < hp.n_layer; ++i) {
-    s.lora.push_back(resolve_layer_lora(adapter, scale, "blk." + std::to_string(i) + "."));
+    const std::string prefix = "blk." + std::to_string(i) + ".";
+    s.lora.push_back(resolve_layer_lora(adapter, scale, prefix));
+    if (options_.fused_projections) split_fused_lora(s, adapter, scale, prefix, s.lora.back());
+    check_lora_shapes(s.lora.back(), prefix);
   }
   if (output_.data != token_embd_.data) s.output_lora = resolve_lora(adapter, scale, "output.weight");
   const int64_t q_dim = hp.n_head * hp.head_dim;
@@ -258,6 +265,64 @@ void DenseDecoder::forward(SequenceState& state, std::span<const int32_t> tokens
   AFM_CHECK(n > 0 && n <= s.n_batch() && s.n_past() + n <= s.n_ctx());
   const BatchItem one{&s, tokens, rows, logits};
   run({&one, 1}, s.own, pool);
+}
+
+namespace {
+
+// Rows [row0, row0 + rows) of a fused target's output as a target of its own: the same A, a
+// row range of B (parts owns the new pair).
+LoraTarget lora_part(const LoraTarget& fused, int64_t row0, int64_t rows,
+                     std::deque<LoraPair>& parts) {
+  if (!fused) return {};
+  AFM_CHECK(fused.pair->n_stack == 1);
+  LoraPair p;
+  p.a = fused.pair->a;
+  p.b = row_slice(fused.pair->b, row0, rows, "lora_b");
+  p.rank = fused.pair->rank;
+  p.in = fused.pair->in;
+  p.out = rows;
+  transpose_lora_b(p);
+  parts.push_back(std::move(p));
+  return {&parts.back(), fused.scale};
+}
+
+}  // namespace
+
+void DenseDecoder::check_lora_shapes(const LayerLora& l, const std::string& prefix) const {
+  // Each target adds `out` values per row to a buffer as wide as its projection: a pair of
+  // another shape must never reach the kernels (it would write past the buffer).
+  const HParams& hp = hparams();
+  const int64_t q_dim = hp.n_head * hp.head_dim, kv_dim = hp.n_head_kv * hp.head_dim;
+  const struct {
+    const LoraTarget& t;
+    int64_t in, out;
+    const char* name;
+  } expected[] = {{l.attn.q, hp.n_embd, q_dim, "q"},       {l.attn.k, hp.n_embd, kv_dim, "k"},
+                  {l.attn.v, hp.n_embd, kv_dim, "v"},      {l.attn.o, q_dim, hp.n_embd, "output"},
+                  {l.ffn.gate, hp.n_embd, hp.n_ff, "gate"}, {l.ffn.up, hp.n_embd, hp.n_ff, "up"},
+                  {l.ffn.down, hp.n_ff, hp.n_embd, "down"}};
+  for (const auto& e : expected) {
+    if (e.t && (e.t.pair->in != e.in || e.t.pair->out != e.out || e.t.pair->n_stack != 1)) {
+      throw_error(ErrorCode::kFormat, "adapter for " + prefix + e.name + ": " +
+                                          std::to_string(e.t.pair->in) + " -> " +
+                                          std::to_string(e.t.pair->out) + " does not fit the "
+                                          "projection's " + std::to_string(e.in) + " -> " +
+                                          std::to_string(e.out));
+    }
+  }
+}
+
+void DenseDecoder::split_fused_lora(State& s, const LoraAdapter& adapter, float scale,
+                                    const std::string& prefix, LayerLora& l) const {
+  const HParams& hp = hparams();
+  const int64_t q_dim = hp.n_head * hp.head_dim, kv_dim = hp.n_head_kv * hp.head_dim;
+  const LoraTarget qkv = resolve_lora(adapter, scale, prefix + "attn_qkv.weight");
+  l.attn.q = lora_part(qkv, 0, q_dim, s.lora_parts);
+  l.attn.k = lora_part(qkv, q_dim, kv_dim, s.lora_parts);
+  l.attn.v = lora_part(qkv, q_dim + kv_dim, kv_dim, s.lora_parts);
+  const LoraTarget gate_up = l.ffn.up;  // ffn_up holds gate | up rows here
+  l.ffn.gate = lora_part(gate_up, 0, hp.n_ff, s.lora_parts);
+  l.ffn.up = lora_part(gate_up, hp.n_ff, hp.n_ff, s.lora_parts);
 }
 
 std::unique_ptr<BatchWorkspace> DenseDecoder::new_batch_workspace(const BatchOptions& o) const {

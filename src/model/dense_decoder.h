@@ -84,6 +84,11 @@ class DenseDecoder : public Model {
   void write_logits(std::span<const BatchItem> items, int64_t rows, Buffers& a,
                     Workers& pool) const;
   void attach_lora(State& s, const LoraAdapter& adapter, float scale, int threads) const;
+  // fused_projections: l's q/k/v and gate/up targets cut from the adapter's attn_qkv / ffn_up.
+  void split_fused_lora(State& s, const LoraAdapter& adapter, float scale,
+                        const std::string& prefix, struct LayerLora& l) const;
+  // Error(kFormat) when a target's pair does not fit its projection's input and output widths.
+  void check_lora_shapes(const struct LayerLora& l, const std::string& prefix) const;
   AttentionConfig attention_config() const;
   // Layer i's: its window (swa_pattern), RoPE (NoPE, rope_local_base).
   AttentionConfig layer_attention_config(const AttentionConfig& base, int64_t i) const;
