@@ -1,6 +1,7 @@
 """SystemLanguageModel and LanguageModelSession (Apple's Foundation Models API, in Python)."""
 import dataclasses
 import json
+import os
 import queue
 import threading
 import typing
@@ -52,17 +53,42 @@ class Snapshot:
     is_complete: bool
 
 
-class SystemLanguageModel:
-    """A GGUF model file (or the shipped default model: `SystemLanguageModel.default()`)."""
+@dataclasses.dataclass(frozen=True)
+class Adapter:
+    """A LoRA adapter GGUF for a base model (docs/adapters.md); `scale` multiplies its update
+    (0: the base model). Apple's SystemLanguageModel.Adapter."""
+    path: str
+    scale: float = 1.0
 
-    def __init__(self, path=None, *, context_size=0, threads=0, draft_model="", _native=None):
-        self._native = _native or _afm.SystemLanguageModel(path, context_size, threads, draft_model)
+
+class SystemLanguageModel:
+    """A GGUF model file (or the shipped default model: `SystemLanguageModel.default()`),
+    optionally with a LoRA adapter (`adapter=SystemLanguageModel.Adapter(path)`): sessions then
+    run the adapter unmerged on the shared base weights. A model that cannot run (a missing
+    file, an adapter made for another base) is not available, with the reason."""
+
+    Adapter = Adapter
+
+    def __init__(self, path=None, *, adapter=None, context_size=0, threads=0, draft_model="",
+                 _native=None):
+        if _native is None:
+            _native = (_afm.SystemLanguageModel.default_model(context_size, threads) if path is None
+                       else _afm.SystemLanguageModel(path, context_size, threads, draft_model))
+        self._native = _native
+        if adapter is not None:
+            self._native = _afm.SystemLanguageModel.with_adapter(_native, os.fspath(adapter.path),
+                                                                 adapter.scale)
 
     @classmethod
-    def default(cls, *, context_size=0, threads=0):
+    def default(cls, *, adapter=None, context_size=0, threads=0):
         """$AFM_MODEL, models/afm-device-21m.gguf in the working directory or above it, or the
         installed copy."""
-        return cls(_native=_afm.SystemLanguageModel.default_model(context_size, threads))
+        return cls(adapter=adapter,
+                   _native=_afm.SystemLanguageModel.default_model(context_size, threads))
+
+    def with_adapter(self, adapter):
+        """The same base weights with `adapter` (an Adapter)."""
+        return SystemLanguageModel(adapter=adapter, _native=self._native)
 
     @property
     def is_available(self):

@@ -230,6 +230,12 @@ NB_MODULE(_afm, m) {
                     return afm::SystemLanguageModel::default_model({context_size, threads, ""});
                   },
                   nb::arg("context_size") = 0, nb::arg("threads") = 0)
+      .def_static("with_adapter",
+                  [](const afm::SystemLanguageModel& base, const std::string& path, float scale) {
+                    nb::gil_scoped_release nogil;  // loading checks the base's SHA-256
+                    return afm::SystemLanguageModel(base, path, scale);
+                  },
+                  nb::arg("base"), nb::arg("path"), nb::arg("scale") = 1.0f)
       .def_prop_ro("is_available", &afm::SystemLanguageModel::is_available)
       .def_prop_ro("unavailable_reason", [](const afm::SystemLanguageModel& s) { return s.availability().reason; })
       .def_prop_ro("context_size", &afm::SystemLanguageModel::context_size);

@@ -186,3 +186,34 @@ def test_prewarm_and_options(model):
     assert a.content == b.content and a.usage.response_tokens <= 8
     with pytest.raises(ValueError):
         afm.GenerationOptions(sampling="beam").native()
+
+
+def test_adapter_matches_the_cli_and_refuses_another_base(model, tmp_path):
+    adapter = tmp_path / "a.gguf"
+    subprocess.run([AFM, "adapter", "random", "--base", MODEL, "--out", str(adapter), "--rank", "8",
+                    "--seed", "3", "--std", "0.05"], check=True, capture_output=True)
+    prompt, system = "What is 12 + 7?", "You are a helpful assistant."
+    opts = afm.GenerationOptions(max_tokens=24)
+
+    def answer(m):
+        return afm.LanguageModelSession(m, instructions=system).respond(prompt, options=opts).content
+
+    adapted = model.with_adapter(afm.SystemLanguageModel.Adapter(adapter))
+    assert adapted.is_available, adapted.unavailable_reason
+    got = answer(adapted)
+    cmd = [AFM, "respond", "-m", MODEL, "-p", prompt, "--system", system, "--json", "-n", "24",
+           "--adapter", str(adapter)]
+    want = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    assert got == want["text"]
+    base = answer(model)
+    assert got != base  # the adapter changes the answer (a check that it ran at all)
+    off = afm.SystemLanguageModel(MODEL, adapter=afm.SystemLanguageModel.Adapter(adapter, scale=0))
+    assert answer(off) == base
+    # An adapter made for another base (the shipped draft model) makes the model unavailable.
+    other = tmp_path / "other.gguf"
+    subprocess.run([AFM, "adapter", "random", "--base", "models/afm-device-21m-draft.gguf",
+                    "--out", str(other), "--rank", "4"], check=True, capture_output=True)
+    wrong = model.with_adapter(afm.SystemLanguageModel.Adapter(other))
+    assert not wrong.is_available and "other.gguf" in wrong.unavailable_reason
+    with pytest.raises(afm.Unavailable):
+        afm.LanguageModelSession(wrong).respond(prompt)
