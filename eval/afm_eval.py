@@ -225,7 +225,7 @@ def main(argv=None):
     if args.json:
         print(text)
     else:
-        print(task_eval.table(results, task_width=24, metric_width=28))
+        print(task_eval.table(results, task_width=24, metric_width=38))
         print(f"wall time {results['wall_s']} s")
     return 0
 
