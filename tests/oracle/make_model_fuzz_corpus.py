@@ -1,7 +1,8 @@
 """Regenerates tests/data/model/fuzz_corpus/: tiny but complete models (qwen2 with biases,
 qwen3 with QK-norm; f32, f16 and q8_0 weights; afm-device with KV sharing and learned int8
-scales; afm-server with two tracks, a MoE layer and a sliding window) written with ggml's
-`gguf` package, the seeds of fuzz/model_load_fuzz.cpp. Run from the repository root:
+scales; afm-server with two tracks, a MoE layer and a sliding window; phi3 with fused
+q/k/v and gate/up tensors and a window; gemma3 with post-norms, QK-norm, a local RoPE base and
+a window) written with ggml's `gguf` package, the seeds of fuzz/model_load_fuzz.cpp. Run from the repository root:
     .venv/bin/python tests/oracle/make_model_fuzz_corpus.py
 """
 import os
@@ -49,6 +50,10 @@ def write(path, arch, wtype, layers=1):
         afm_device_layers(w, mat, vec)
     elif arch == "afm-server":
         afm_server_layers(w, mat, vec, rng)
+    elif arch == "phi3":
+        phi3_layer(w, mat, vec)
+    elif arch == "gemma3":
+        gemma3_layer(w, mat, vec)
     else:
         dense_layer(arch, mat, vec)
     w.write_header_to_file()
@@ -106,6 +111,28 @@ def afm_server_layers(w, mat, vec, rng):
                 ffn(mat, vec, p)
 
 
+def phi3_layer(w, mat, vec):
+    w.add_uint32("phi3.attention.sliding_window", 3)
+    vec("blk.0.attn_norm.weight", E)
+    mat("blk.0.attn_qkv.weight", (HEADS + 2 * KV_HEADS) * HD, E)
+    mat("blk.0.attn_output.weight", E, HEADS * HD)
+    vec("blk.0.ffn_norm.weight", E)
+    mat("blk.0.ffn_up.weight", 2 * FF, E)
+    mat("blk.0.ffn_down.weight", E, FF)
+
+
+def gemma3_layer(w, mat, vec):
+    w.add_uint32("gemma3.attention.sliding_window", 3)
+    w.add_float32("gemma3.rope.freq_base_swa", 10000.0)
+    w.add_float32("gemma3.attention.scale", 0.25)
+    for i in range(2):
+        p = f"blk.{i}."
+        attention(mat, vec, p)
+        vec(p + "post_attention_norm.weight", E)
+        ffn(mat, vec, p)
+        vec(p + "post_ffw_norm.weight", E)
+
+
 def dense_layer(arch, mat, vec):
     e, ff, heads, kv_heads, hd = E, FF, HEADS, KV_HEADS, HD
     vec("blk.0.attn_norm.weight", e)
@@ -132,6 +159,8 @@ def main():
         write(os.path.join(OUT, f"{arch}-{wtype}.gguf"), arch, wtype)
     write(os.path.join(OUT, "afm-device-q8_0.gguf"), "afm-device", "q8_0", layers=2)
     write(os.path.join(OUT, "afm-server-f32.gguf"), "afm-server", "f32", layers=2)
+    write(os.path.join(OUT, "phi3-q8_0.gguf"), "phi3", "q8_0")
+    write(os.path.join(OUT, "gemma3-f32.gguf"), "gemma3", "f32", layers=2)
 
 
 if __name__ == "__main__":
