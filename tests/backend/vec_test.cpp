@@ -75,6 +75,24 @@ TEST(Vec, AttentionRowKernelsAndF16RoundingMatchScalar) {
   }
 }
 
+TEST(Vec, GeluTanhMulMatchesTheTanhFormulaAndScalarIncludingExtremes) {
+  std::vector<float> g{-200, -90, -20, -5, -1, -1e-3f, 0, 1e-3f, 0.5f, 1, 3, 5, 20, 90, 200, 7, -7, 2.5f, 4};
+  std::vector<float> u(g.size(), 1.5f), scalar(g.size()), simd_out(g.size());
+  scalar_vec_kernels().gelu_tanh_mul(g.data(), u.data(), scalar.data(), static_cast<int64_t>(g.size()));
+  for (size_t i = 0; i < g.size(); ++i) {  // PyTorch's gelu(approximate="tanh") definition
+    const double x = g[i];
+    const double want = 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))) * 1.5;
+    EXPECT_NEAR(scalar[i], want, 1e-5 * (1 + std::fabs(want))) << g[i];
+  }
+  const VecKernels* simd = avx2_vec_kernels();
+  if (simd == nullptr) GTEST_SKIP() << "CPU has no AVX2";
+  simd->gelu_tanh_mul(g.data(), u.data(), simd_out.data(), static_cast<int64_t>(g.size()));
+  for (size_t i = 0; i < g.size(); ++i) {
+    EXPECT_TRUE(std::isfinite(simd_out[i])) << g[i];
+    EXPECT_NEAR(simd_out[i], scalar[i], 1e-6f * (1 + std::fabs(scalar[i]))) << g[i];
+  }
+}
+
 TEST(Vec, SiluMulMatchesScalarIncludingExtremes) {
   const VecKernels* simd = avx2_vec_kernels();
   if (simd == nullptr) GTEST_SKIP() << "CPU has no AVX2";

@@ -32,6 +32,10 @@ struct VecKernels {
                  int64_t n, int64_t d, float* out);
   // out = silu(gate) * up = gate / (1 + exp(-gate)) * up (SwiGLU); out may alias gate.
   void (*silu_mul)(const float* gate, const float* up, float* out, int64_t n);
+  // out = gelu_tanh(gate) * up (GeGLU), gelu with PyTorch's approximate="tanh":
+  // 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)), u = sqrt(2 / pi) (x + 0.044715 x^3); out may
+  // alias gate.
+  void (*gelu_tanh_mul)(const float* gate, const float* up, float* out, int64_t n);
   // Two query heads that share one KV head (grouped-query attention) against the same n f16
   // rows: scores_f16 / mix_f16 for (q0, s0, p0, out0) and (q1, s1, p1, out1), each bit-identical
   // to those functions on its own; the AVX-512 set converts each row once for both heads and

@@ -164,10 +164,28 @@ void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
   }
 }
 
+void gelu_tanh_mul(const float* gate, const float* up, float* out, int64_t n) {
+  const __m256 one = _mm256_set1_ps(1.0f), c3 = _mm256_set1_ps(0.044715f);
+  const __m256 neg_k = _mm256_set1_ps(-1.5957691216057308f);  // -2 sqrt(2 / pi)
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 x = _mm256_loadu_ps(gate + i);
+    const __m256 x3 = _mm256_mul_ps(_mm256_mul_ps(x, x), x);
+    const __m256 e = exp_ps(_mm256_mul_ps(neg_k, _mm256_fmadd_ps(c3, x3, x)));
+    const __m256 g = _mm256_div_ps(x, _mm256_add_ps(one, e));
+    _mm256_storeu_ps(out + i, _mm256_mul_ps(g, _mm256_loadu_ps(up + i)));
+  }
+  for (; i < n; ++i) {
+    const float x = gate[i];
+    const __m256 ev = exp_ps(_mm256_set1_ps(-1.5957691216057308f * (x + 0.044715f * x * x * x)));
+    out[i] = x / (1.0f + _mm256_cvtss_f32(ev)) * up[i];
+  }
+}
+
 }  // namespace
 
 const VecKernels* avx2_vec_kernels_impl() {
-  static const VecKernels k{"avx2", dot_f32, dot_f16, axpy_f32, axpy_f16, to_f16, round_f16, scores_f32, scores_f16, mix_f32, mix_f16, scores_q8, mix_q8, silu_mul, nullptr, nullptr, nullptr, nullptr};
+  static const VecKernels k{"avx2", dot_f32, dot_f16, axpy_f32, axpy_f16, to_f16, round_f16, scores_f32, scores_f16, mix_f32, mix_f16, scores_q8, mix_q8, silu_mul, gelu_tanh_mul, nullptr, nullptr, nullptr, nullptr};
   return &k;
 }
 

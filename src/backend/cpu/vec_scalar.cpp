@@ -31,6 +31,14 @@ void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
+void gelu_tanh_mul(const float* gate, const float* up, float* out, int64_t n) {
+  constexpr float kTwoSqrt2OverPi = 1.5957691216057308f;  // 2 sqrt(2 / pi)
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = gate[i];
+    out[i] = x / (1.0f + std::exp(-kTwoSqrt2OverPi * (x + 0.044715f * x * x * x))) * up[i];
+  }
+}
+
 void round_f16(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = f16_to_f32(f32_to_f16(x[i]));
 }
@@ -71,7 +79,7 @@ const VecKernels* avx2_vec_kernels_impl();
 const VecKernels* avx512_vec_kernels_impl();
 
 const VecKernels& scalar_vec_kernels() {
-  static const VecKernels k{"scalar", dot_f32, dot_f16, axpy_f32, axpy_f16, to_f16, round_f16, scores_f32, scores_f16, mix_f32, mix_f16, scores_q8, mix_q8, silu_mul, nullptr, nullptr, nullptr, nullptr};
+  static const VecKernels k{"scalar", dot_f32, dot_f16, axpy_f32, axpy_f16, to_f16, round_f16, scores_f32, scores_f16, mix_f32, mix_f16, scores_q8, mix_q8, silu_mul, gelu_tanh_mul, nullptr, nullptr, nullptr, nullptr};
   return k;
 }
 
