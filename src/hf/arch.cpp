@@ -134,6 +134,13 @@ std::optional<TensorPlan> plan_llama_family_tensor(const std::string& name) {
   throw_error(ErrorCode::kUnsupported, "unexpected tensor '" + name + "' for this architecture");
 }
 
+void write_sliding_window(const HfConfig& c, const std::string& arch, gguf::Writer& w) {
+  if (!c.has("sliding_window")) return;  // has(): present and not null
+  const uint64_t window = c.get_uint("sliding_window");
+  if (window == 0) throw_error(ErrorCode::kFormat, c.path() + ": sliding_window must be > 0 (or null)");
+  w.set(arch + ".attention.sliding_window", gguf::Value(static_cast<uint32_t>(window)));
+}
+
 std::vector<std::string> required_tensors(const HfConfig& c, bool tied,
                                           std::initializer_list<const char*> layer_parts) {
   std::vector<std::string> names = {"token_embd.weight", "output_norm.weight"};

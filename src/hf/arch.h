@@ -51,6 +51,9 @@ const ArchSpec& find_arch(const HfConfig& config);
 void write_llama_family_hparams(const HfConfig& config, const std::string& arch,
                                 gguf::Writer& writer);
 std::optional<TensorPlan> plan_llama_family_tensor(const std::string& hf_name);
+// `sliding_window` (when set and not null) as {arch}.attention.sliding_window; Error(kFormat)
+// when it is 0.
+void write_sliding_window(const HfConfig& config, const std::string& arch, gguf::Writer& writer);
 // token_embd, output_norm, output (unless `tied`) and, for every layer, blk.N.<part>.weight
 // for each of `layer_parts`.
 std::vector<std::string> required_tensors(const HfConfig& config, bool tied,

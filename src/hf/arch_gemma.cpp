@@ -7,7 +7,7 @@
 // published models) and gemma3.rope.freq_base_swa = rope_local_base_freq.
 // Refused by name: an activation other than gelu_pytorch_tanh, a layer_types list other than
 // the fixed pattern (Gemma 2: sliding, full, ...; Gemma 3: five sliding, one full), and
-// rope_scaling other than linear.
+// rope_scaling types write_llama_family_hparams refuses.
 #include <cmath>
 #include <map>
 #include <regex>
@@ -47,10 +47,7 @@ void write_common(const HfConfig& c, const std::string& arch, gguf::Writer& w, u
                                     static_cast<double>(c.get_uint("head_dim", n_embd / n_head)));
   if (!(scalar > 0)) throw_error(ErrorCode::kFormat, c.path() + ": query_pre_attn_scalar must be > 0");
   w.set(arch + ".attention.scale", gguf::Value(static_cast<float>(1.0 / std::sqrt(scalar))));
-  if (c.has("sliding_window")) {
-    w.set(arch + ".attention.sliding_window",
-          gguf::Value(static_cast<uint32_t>(c.get_uint("sliding_window"))));
-  }
+  write_sliding_window(c, arch, w);
   for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping"}) {
     if (c.has(key)) w.set(arch + "." + key, gguf::Value(static_cast<float>(c.get_float(key, 0))));
   }

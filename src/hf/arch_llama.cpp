@@ -29,13 +29,7 @@ std::vector<TensorPlan> plan(const HfConfig& c, const std::string& name) {
 
 void write_mistral_hparams(const HfConfig& c, const std::string& arch, gguf::Writer& w) {
   write_llama_family_hparams(c, arch, w);
-  if (c.has("sliding_window")) {  // has(): present and not null
-    const uint64_t window = c.get_uint("sliding_window");
-    if (window == 0) {
-      throw_error(ErrorCode::kFormat, c.path() + ": sliding_window must be > 0 (or null)");
-    }
-    w.set(arch + ".attention.sliding_window", gguf::Value(static_cast<uint32_t>(window)));
-  }
+  write_sliding_window(c, arch, w);
 }
 
 // SmolLM3: its no_rope_layers list must be the every-4th-layer pattern llama.cpp hard-codes

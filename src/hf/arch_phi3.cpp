@@ -18,11 +18,7 @@ void write_hparams(const HfConfig& c, const std::string& arch, gguf::Writer& w) 
                 c.path() + ": partial_rotary_factor other than 1 is not supported for phi3");
   }
   write_llama_family_hparams(c, arch, w);  // refuses rope_scaling types other than linear/yarn
-  if (c.has("sliding_window")) {  // has(): present and not null
-    const uint64_t window = c.get_uint("sliding_window");
-    if (window == 0) throw_error(ErrorCode::kFormat, c.path() + ": sliding_window must be > 0");
-    w.set(arch + ".attention.sliding_window", gguf::Value(static_cast<uint32_t>(window)));
-  }
+  write_sliding_window(c, arch, w);
 }
 
 std::vector<TensorPlan> plan(const HfConfig&, const std::string& name) {

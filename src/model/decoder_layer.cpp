@@ -166,11 +166,7 @@ void ffn_block(const FfnWeights& w, int64_t n_embd, int64_t n_ff, float eps,
                     {&r.ffn_lora->up, 0, s.up.data() + r.row0 * n_ff}},
                    *r.lora_scratch, pool);
   }
-  if (w.activation == ops::FfnActivation::kGeluTanh) {
-    ops::geglu_inplace(s.gate.data(), s.up.data(), n * n_ff, pool);
-  } else {
-    ops::swiglu_inplace(s.gate.data(), s.up.data(), n * n_ff, pool);
-  }
+  ops::gated_inplace(w.activation, s.gate.data(), s.up.data(), n * n_ff, pool);
   ops::Activations act(s.gate.data(), n, n_ff, s.act);
   act.set_per_token_rows(s.per_token_rows);
   ops::matmul(act, w.down, s.h.data(), pool);

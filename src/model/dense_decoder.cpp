@@ -1,8 +1,8 @@
 #include "model/dense_decoder.h"
 
 #include <algorithm>
-#include <deque>
 #include <cmath>
+#include <deque>
 
 #include "backend/cpu/gemm.h"
 #include "base/error.h"
@@ -155,21 +155,30 @@ DenseDecoder::Layer DenseDecoder::load_layer(const WeightLoader& w, int64_t i) c
   Layer l;
   l.kv_layer = owns_kv ? i : block1_layers_ - 1;
   l.attn.norm = w.vector(p + "attn_norm.weight", hp.n_embd);
-  if (options_.fused_projections) return load_fused_layer(w, i, std::move(l));
-  l.attn.wq = w.matrix(p + "attn_q.weight", q_dim, hp.n_embd);
+  if (options_.fused_projections) {  // phi3: rows q | k | v of one tensor
+    const std::string name = p + "attn_qkv.weight";
+    const ops::Matrix qkv = w.matrix(name, q_dim + 2 * kv_dim, hp.n_embd);
+    l.attn.wq = row_slice(qkv, 0, q_dim, name);
+    l.attn.wk = row_slice(qkv, q_dim, kv_dim, name);
+    l.attn.wv = row_slice(qkv, q_dim + kv_dim, kv_dim, name);
+  } else {
+    l.attn.wq = w.matrix(p + "attn_q.weight", q_dim, hp.n_embd);
+    if (owns_kv) {
+      l.attn.wk = w.matrix(p + "attn_k.weight", kv_dim, hp.n_embd);
+      l.attn.wv = w.matrix(p + "attn_v.weight", kv_dim, hp.n_embd);
+    } else if (w.has(p + "attn_k.weight") || w.has(p + "attn_v.weight")) {
+      throw_error(ErrorCode::kFormat, file().path() + ": layer " + std::to_string(i) +
+                                          " shares K/V (kv_share.block1_layers = " +
+                                          std::to_string(block1_layers_) + ") but has attn_k/attn_v");
+    }
+  }
   l.attn.wo = w.matrix(p + "attn_output.weight", hp.n_embd, q_dim);
   l.attn.q_bias = w.optional_vector(p + "attn_q.bias", q_dim);
   if (owns_kv) {
-    l.attn.wk = w.matrix(p + "attn_k.weight", kv_dim, hp.n_embd);
-    l.attn.wv = w.matrix(p + "attn_v.weight", kv_dim, hp.n_embd);
     l.attn.k_bias = w.optional_vector(p + "attn_k.bias", kv_dim);
     l.attn.v_bias = w.optional_vector(p + "attn_v.bias", kv_dim);
     l.attn.k_scale = read_scale(w, p + "attn_k_scale.weight");
     l.attn.v_scale = read_scale(w, p + "attn_v_scale.weight");
-  } else if (w.has(p + "attn_k.weight") || w.has(p + "attn_v.weight")) {
-    throw_error(ErrorCode::kFormat, file().path() + ": layer " + std::to_string(i) +
-                                        " shares K/V (kv_share.block1_layers = " +
-                                        std::to_string(block1_layers_) + ") but has attn_k/attn_v");
   }
   if (options_.qk_norm != QkNorm::kNone) {
     l.attn.q_norm = w.vector(p + "attn_q_norm.weight", hp.head_dim);
@@ -181,27 +190,15 @@ DenseDecoder::Layer DenseDecoder::load_layer(const WeightLoader& w, int64_t i) c
     l.attn.post_norm = w.vector(p + "post_attention_norm.weight", hp.n_embd);
     l.ffn.post_norm = w.vector(p + "post_ffw_norm.weight", hp.n_embd);
   }
-  l.ffn.gate = w.matrix(p + "ffn_gate.weight", hp.n_ff, hp.n_embd);
-  l.ffn.up = w.matrix(p + "ffn_up.weight", hp.n_ff, hp.n_embd);
-  l.ffn.down = w.matrix(p + "ffn_down.weight", hp.n_embd, hp.n_ff);
-  return l;
-}
-
-DenseDecoder::Layer DenseDecoder::load_fused_layer(const WeightLoader& w, int64_t i,
-                                                   Layer l) const {
-  const HParams& hp = hparams();
-  const int64_t q_dim = hp.n_head * hp.head_dim, kv_dim = hp.n_head_kv * hp.head_dim;
-  const std::string p = "blk." + std::to_string(i) + ".";
-  const std::string qkv_name = p + "attn_qkv.weight", up_name = p + "ffn_up.weight";
-  const ops::Matrix qkv = w.matrix(qkv_name, q_dim + 2 * kv_dim, hp.n_embd);
-  l.attn.wq = row_slice(qkv, 0, q_dim, qkv_name);
-  l.attn.wk = row_slice(qkv, q_dim, kv_dim, qkv_name);
-  l.attn.wv = row_slice(qkv, q_dim + kv_dim, kv_dim, qkv_name);
-  l.attn.wo = w.matrix(p + "attn_output.weight", hp.n_embd, q_dim);
-  l.ffn.norm = w.vector(p + "ffn_norm.weight", hp.n_embd);
-  const ops::Matrix gate_up = w.matrix(up_name, 2 * hp.n_ff, hp.n_embd);
-  l.ffn.gate = row_slice(gate_up, 0, hp.n_ff, up_name);
-  l.ffn.up = row_slice(gate_up, hp.n_ff, hp.n_ff, up_name);
+  if (options_.fused_projections) {  // phi3: rows gate | up of ffn_up
+    const std::string name = p + "ffn_up.weight";
+    const ops::Matrix gate_up = w.matrix(name, 2 * hp.n_ff, hp.n_embd);
+    l.ffn.gate = row_slice(gate_up, 0, hp.n_ff, name);
+    l.ffn.up = row_slice(gate_up, hp.n_ff, hp.n_ff, name);
+  } else {
+    l.ffn.gate = w.matrix(p + "ffn_gate.weight", hp.n_ff, hp.n_embd);
+    l.ffn.up = w.matrix(p + "ffn_up.weight", hp.n_ff, hp.n_embd);
+  }
   l.ffn.down = w.matrix(p + "ffn_down.weight", hp.n_embd, hp.n_ff);
   return l;
 }

@@ -1,6 +1,7 @@
-// The single-stack decoder shared by llama, qwen2, qwen3 and afm-device: pre-RMSNorm blocks of
-// grouped-query attention and a SwiGLU feed-forward (model/decoder_layer.h); tied or separate
-// output head. Architecture files differ only in DenseOptions. `{arch}.attention.sliding_window`
+// The single-stack decoder shared by llama (and Mistral), qwen2, qwen3, phi3, smollm3, gemma2,
+// gemma3 and afm-device: pre-RMSNorm blocks of grouped-query attention and a gated
+// feed-forward (model/decoder_layer.h); tied or separate output head. Architecture files
+// differ only in DenseOptions. `{arch}.attention.sliding_window`
 // (optional, Mistral v0.1's HF conversions) gives every layer sliding-window attention: the
 // query at p sees p - W + 1 .. p (the cache stays full length, so rollback and prefix reuse
 // work as for full attention).
@@ -14,8 +15,8 @@
 #include <vector>
 
 #include "model/decoder_layer.h"
-#include "ops/activation.h"
 #include "model/model.h"
+#include "ops/activation.h"
 #include "ops/matrix.h"
 #include "ops/rope.h"
 
@@ -75,8 +76,6 @@ class DenseDecoder : public Model {
   class Workspace;
 
   Layer load_layer(const class WeightLoader& w, int64_t index) const;
-  // The rest of a fused_projections layer (`l` has its attn_norm).
-  Layer load_fused_layer(const class WeightLoader& w, int64_t index, Layer l) const;
   // The forward pass of `items` on buffers `a` (a single state's own, or a batch workspace's).
   void run(std::span<const BatchItem> items, Buffers& a, Workers& pool) const;
   // Past Block 1 of a KV-sharing model, keeps only the rows whose logits are wanted.

@@ -7,12 +7,14 @@
 
 namespace afm::ops {
 
-// gate[i] = silu(gate[i]) * up[i] for n values (prefill runs millions per layer).
-void swiglu_inplace(float* gate, const float* up, int64_t n, Workers& pool);
-// gate[i] = gelu_tanh(gate[i]) * up[i] (Gemma's GeGLU: PyTorch's gelu with
-// approximate="tanh", 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))); cpu::VecKernels).
-void geglu_inplace(float* gate, const float* up, int64_t n, Workers& pool);
-
 enum class FfnActivation { kSilu, kGeluTanh };
+
+// gate[i] = act(gate[i]) * up[i] for n values (prefill runs millions per layer): SwiGLU with
+// kSilu, Gemma's GeGLU with kGeluTanh (PyTorch's gelu with approximate="tanh"); the kernels
+// are cpu::VecKernels::silu_mul / gelu_tanh_mul.
+void gated_inplace(FfnActivation act, float* gate, const float* up, int64_t n, Workers& pool);
+inline void swiglu_inplace(float* gate, const float* up, int64_t n, Workers& pool) {
+  gated_inplace(FfnActivation::kSilu, gate, up, n, pool);
+}
 
 }  // namespace afm::ops
