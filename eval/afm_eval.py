@@ -28,7 +28,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)  # the checkout, or PREFIX/share/afm once installed
@@ -107,11 +106,6 @@ def run_perplexity(args):
                                  f"{PERPLEXITY_ITEMS} items per task", "chunk": args.chunk}
 
 
-def served_model_id(url):
-    with urllib.request.urlopen(url + "/v1/models", timeout=30) as r:
-        return json.load(r)["data"][0]["id"]
-
-
 def run_lm_eval(url, name, limit):
     try:
         import lm_eval_suite
@@ -140,9 +134,12 @@ def run_all(args, tasks):
             url = server.url
         if served:
             import openai
-            model_id = served_model_id(url)
             client = openai.OpenAI(base_url=url + "/v1", api_key=args.api_key or "unused",
                                    timeout=300, max_retries=0)
+            try:  # with the key, when the server has one
+                model_id = client.models.list().data[0].id
+            except openai.OpenAIError as e:
+                raise RuntimeError(f"the server at {url} did not list its model: {e}") from e
         for task in tasks:
             if task == "perplexity":
                 results["tasks"][task] = run_perplexity(args)

@@ -7,6 +7,7 @@ prints; bad arguments are usage errors (exit 2) naming the problem, and a missin
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -84,6 +85,21 @@ def test_server_run(model_result):
     check_generator_task(got, "arithmetic")
     assert ([x["got"] for x in got["tasks"]["arithmetic"]["items"]] ==
             [x["got"] for x in model_result["tasks"]["arithmetic"]["items"]])
+    # A server with an API key: the key is sent with every request, the model listing included.
+    proc = subprocess.Popen([AFM, "serve", "-m", MODEL, "--port", "0", "-t", "2", "--api-key", "k3y"],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        url = next(m.group(1) for line in proc.stderr
+                   if (m := re.search(r"listening on (http://\S+)", line)))
+        r = afm_eval_run("--server", url, "--api-key", "k3y", "--tasks", "arithmetic", "--n", "2",
+                         "--seed", str(SEED), "--json")
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["tasks"]["arithmetic"]["metrics"][0]["n"] == 2
+        r = afm_eval_run("--server", url, "--api-key", "wrong", "--tasks", "arithmetic", "--n", "1")
+        assert r.returncode == 1 and "did not list its model" in r.stderr, r.stderr
+    finally:
+        proc.terminate()
+        proc.wait(30)
 
 
 def test_usage_errors():
