@@ -80,6 +80,8 @@ const GgmlBlockKernels& scalar_ggml_block_kernels();
 // Null when this build or CPU lacks AVX-512 VNNI (checked by avx512_gemm_kernels).
 const GgmlBlockKernels* avx512_ggml_block_kernels_impl();
 const GgmlBlockKernels* avx512_ggml_per_token_kernels_impl();
+// Null when this build lacks AVX2 (gemm_ggml_avx2.cpp: register tiles only, so per-token exact).
+const GgmlBlockKernels* avx2_ggml_block_kernels_impl();
 // Null when this build or CPU lacks the instruction set.
 const GemmKernels* avx2_gemm_kernels();
 const GemmKernels* avx512_gemm_kernels();

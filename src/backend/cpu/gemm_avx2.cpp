@@ -182,7 +182,7 @@ inline void q2b_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb,
 const GemmKernels* avx2_gemm_kernels_impl() {
   static const GemmKernels kernels{"avx2",    gemm_f32,  gemm_f16,  gemm_bf16,
                                    gemm_q8_0, gemm_q4_0, gemm_q8_0, gemm_q4_0,
-                                   gemm_q2_b, &scalar_ggml_block_kernels(), &scalar_ggml_block_kernels(),
+                                   gemm_q2_b, avx2_ggml_block_kernels_impl(), avx2_ggml_block_kernels_impl(),
                                    quantize_activations, quantize_activations_128};
   return &kernels;
 }
