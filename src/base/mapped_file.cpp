@@ -65,6 +65,16 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
   return *this;
 }
 
+void MappedFile::drop_resident(std::span<const uint8_t> bytes) const {
+  if (data_ == nullptr || bytes.data() < data_ || bytes.data() + bytes.size() > data_ + size_) return;
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(bytes.data()) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(bytes.data()) + bytes.size()) / page * page;
+  // A private read-only file mapping: dropped pages read back as the file's bytes. Advice only,
+  // so a failure changes nothing but memory use.
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 void MappedFile::release() {
   if (data_ != nullptr) munmap(const_cast<uint8_t*>(data_), size_);
   data_ = nullptr;

@@ -26,6 +26,10 @@ class MappedFile {
   size_t size() const { return size_; }
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
   const std::string& path() const { return path_; }
+  // Gives back the pages wholly inside `bytes` (a range of this mapping) that this process has
+  // read: a later read faults them in again from the file. For data the process has copied
+  // elsewhere, so it is not held twice. Ranges outside the mapping are ignored.
+  void drop_resident(std::span<const uint8_t> bytes) const;
 
  private:
   void release();

@@ -54,6 +54,9 @@ class File {
   // The tensor data section: data_offset() to the end of the file (empty when the header
   // fills the file). Lives as long as the File.
   std::span<const uint8_t> data_section() const { return data_section_; }
+  // MappedFile::drop_resident for a range of the data section of an opened file; nothing for
+  // a parsed buffer (its bytes belong to the caller).
+  void drop_resident(std::span<const uint8_t> bytes) const { mapping_.drop_resident(bytes); }
 
   const std::vector<KeyValue>& metadata() const { return metadata_; }  // file order
   const Value* find(std::string_view key) const;

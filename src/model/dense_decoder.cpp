@@ -139,9 +139,10 @@ DenseDecoder::DenseDecoder(std::shared_ptr<const gguf::File> file, const DenseOp
     }
   }
   const HParams& hp = hparams();
-  const WeightLoader w(*file);
-  token_embd_ = w.matrix("token_embd.weight", hp.n_vocab, hp.n_embd);
-  output_ = w.has("output.weight") ? w.matrix("output.weight", hp.n_vocab, hp.n_embd) : token_embd_;
+  const WeightLoader w(*file, interleaved_weights());
+  token_embd_ = w.table("token_embd.weight", hp.n_vocab, hp.n_embd);
+  output_ = w.has("output.weight") ? w.matrix("output.weight", hp.n_vocab, hp.n_embd)
+                                   : w.as_matrix(token_embd_);
   output_norm_ = w.vector("output_norm.weight", hp.n_embd);
   layers_.reserve(hp.n_layer);
   for (int64_t i = 0; i < hp.n_layer; ++i) layers_.push_back(load_layer(w, i));

@@ -17,6 +17,7 @@
 #include "model/hparams.h"
 #include "model/lora.h"
 #include "ops/attention.h"
+#include "ops/interleaved_weights.h"
 
 namespace afm::model {
 
@@ -161,6 +162,9 @@ class Model {
   virtual void forward_batch(std::span<const BatchItem> items, BatchWorkspace& workspace,
                              Workers& pool) const;
 
+  // Bytes of the interleaved copies the loader made of q8_0 / q4_0 matrices (0 without any).
+  size_t interleaved_bytes() const { return interleaved_.bytes(); }
+
   // One line per architecture feature for `afm info` ("rope: halves, theta 1e6", ...).
   virtual std::string describe() const = 0;
   virtual ModelLayout layout() const = 0;
@@ -168,10 +172,13 @@ class Model {
  protected:
   Model(std::shared_ptr<const gguf::File> file, HParams hparams)
       : file_(std::move(file)), hparams_(std::move(hparams)) {}
+  // Where a model's loader puts the interleaved copies of its matrices (WeightLoader).
+  ops::InterleavedWeights* interleaved_weights() { return &interleaved_; }
 
  private:
   std::shared_ptr<const gguf::File> file_;
   HParams hparams_;
+  ops::InterleavedWeights interleaved_;
 };
 
 }  // namespace afm::model

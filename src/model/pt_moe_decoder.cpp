@@ -168,8 +168,8 @@ PtMoeDecoder::PtMoeDecoder(std::shared_ptr<const gguf::File> file)
       rope_(ops::RopeLayout::kAdjacent, hparams().rope_dims, hparams().rope_theta,
             hparams().rope_freq_scale) {
   const HParams& hp = hparams();
-  const WeightLoader w(*file);
-  token_embd_ = w.matrix("token_embd.weight", hp.n_vocab, hp.n_embd);
+  const WeightLoader w(*file, interleaved_weights());
+  token_embd_ = w.matrix("token_embd.weight", hp.n_vocab, hp.n_embd);  // also the output head
   output_norm_ = w.vector("output_norm.weight", hp.n_embd);
   for (int64_t t = 0; t < pt_.tracks; ++t) {
     for (int64_t n = 0; n < hp.n_layer; ++n) layers_.push_back(load_layer(w, t, n));

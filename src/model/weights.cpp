@@ -16,19 +16,29 @@ std::string shape_string(const std::vector<uint64_t>& shape) {
 }  // namespace
 
 ops::Matrix WeightLoader::matrix(const std::string& name, int64_t rows, int64_t cols) const {
+  return as_matrix(table(name, rows, cols));
+}
+
+ops::Matrix WeightLoader::table(const std::string& name, int64_t rows, int64_t cols) const {
   return view(name, {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)}, rows, cols);
+}
+
+ops::Matrix WeightLoader::as_matrix(ops::Matrix table) const {
+  if (interleaved_ != nullptr && table.interleaved == nullptr) interleaved_->attach(table, file_);
+  return table;
 }
 
 ops::Matrix WeightLoader::stacked_matrix(const std::string& name, int64_t n, int64_t rows,
                                          int64_t cols) const {
-  return view(name,
-              {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows), static_cast<uint64_t>(n)},
-              n * rows, cols);
+  return as_matrix(view(
+      name, {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows), static_cast<uint64_t>(n)},
+      n * rows, cols));
 }
 
 ops::Matrix expert(const ops::Matrix& stacked, int64_t e, int64_t rows) {
   ops::Matrix m = stacked;
   m.data = static_cast<const uint8_t*>(stacked.data) + e * ops::matrix_bytes(stacked.type, rows, stacked.cols);
+  m.interleaved = ops::interleaved_slice(stacked, e * rows);
   m.rows = rows;
   return m;
 }
@@ -46,6 +56,7 @@ ops::Matrix row_slice(const ops::Matrix& fused, int64_t row0, int64_t rows,
   }
   ops::Matrix m = fused;
   m.data = static_cast<const uint8_t*>(fused.data) + static_cast<size_t>(row0) * fused.row_bytes;
+  m.interleaved = ops::interleaved_slice(fused, row0);
   m.rows = rows;
   return m;
 }

@@ -8,17 +8,24 @@
 #include <vector>
 
 #include "gguf/reader.h"
+#include "ops/interleaved_weights.h"
 #include "ops/matrix.h"
 
 namespace afm::model {
 
 class WeightLoader {
  public:
-  explicit WeightLoader(const gguf::File& file) : file_(file) {}
+  // Matrices get interleaved copies (ops/interleaved_weights.h) in `interleaved` when given.
+  explicit WeightLoader(const gguf::File& file, ops::InterleavedWeights* interleaved = nullptr)
+      : file_(file), interleaved_(interleaved) {}
 
   bool has(const std::string& name) const { return file_.find_tensor(name) != nullptr; }
   // A (rows, cols) matrix: GGUF shape [cols, rows], a matmul weight type.
   ops::Matrix matrix(const std::string& name, int64_t rows, int64_t cols) const;
+  // The same view for a table read by rows only (the token embedding): no interleaved copy.
+  ops::Matrix table(const std::string& name, int64_t rows, int64_t cols) const;
+  // `table` with an interleaved copy, for a table that is also a matmul weight (a tied output).
+  ops::Matrix as_matrix(ops::Matrix table) const;
   // n stacked (rows, cols) matrices (experts): GGUF shape [cols, rows, n], viewed as one
   // (n * rows, cols) matrix whose slice e is expert e (see expert()).
   ops::Matrix stacked_matrix(const std::string& name, int64_t n, int64_t rows, int64_t cols) const;
@@ -30,6 +37,7 @@ class WeightLoader {
   ops::Matrix view(const std::string& name, const std::vector<uint64_t>& want, int64_t rows,
                    int64_t cols) const;
   const gguf::File& file_;
+  ops::InterleavedWeights* interleaved_;
 };
 
 // Rows [e * rows, (e + 1) * rows) of a stacked matrix.

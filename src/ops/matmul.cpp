@@ -49,6 +49,23 @@ bool takes_q8(gguf::TensorType type) {
   return traits.block_elements > 1 && traits.tile_rows == 1 && type != gguf::TensorType::kQ2_B;
 }
 
+// The rows of [begin, end) in whole 16-row groups of w's interleaved copy; empty when w has
+// none, this kernel set cannot read it, or n_tok tokens run faster on the file's layout.
+Range interleaved_rows(const Matrix& w, const cpu::GemmKernels& k, int64_t n_tok, int64_t begin,
+                       int64_t end) {
+  constexpr int64_t kGroup = 16;
+  if (w.interleaved == nullptr || k.interleaved == nullptr || n_tok > k.interleaved->max_tokens) {
+    return {0, 0};
+  }
+  const int64_t first = (begin + kGroup - 1) / kGroup * kGroup;
+  const int64_t last = std::min(end, w.rows) / kGroup * kGroup;
+  return first < last ? Range{first, last} : Range{0, 0};
+}
+
+cpu::GemmKernel interleaved_kernel(const Matrix& w, const cpu::GemmKernels& k) {
+  return w.type == gguf::TensorType::kQ8_0 ? k.interleaved->q8_0 : k.interleaved->q4_0;
+}
+
 // Rows per cache block: enough weight bytes to be reused from L2 by every token of a batch.
 int64_t rows_per_block(size_t row_bytes) {
   constexpr size_t kBlockBytes = 192 * 1024;
@@ -182,24 +199,39 @@ void matmul_group(Activations& x, std::initializer_list<MatmulOutput> outputs, W
       if (w.type == gguf::TensorType::kQ2_B) xp = q8_128, x_row_bytes = (k / 128) * sizeof(cpu::ActBlock128);
       const cpu::GemmKernel kernel = kernel_for(kernels, w.type);
       const cpu::GemmKernel per_token_kernel = per_token_kernel_for(kernels, w.type);
-      const int64_t step = n_tok == 1 ? end - begin : rows_per_block(w.row_bytes);
-      for (int64_t r = begin; r < end; r += step) {
-        const int64_t n = std::min(step, end - r);
-        const auto* wr = static_cast<const uint8_t*>(w.data) + r * w.row_bytes;
-        // Both parts read the same weight block while it is in L2.
-        // A set whose batched kernel is per-token exact takes every token in one call.
-        if (per_token_kernel == kernel) {
-          kernel(wr, w.row_bytes, n, xp, x_row_bytes, n_tok, k, o.y + r, w.rows);
-          continue;
+      // Rows in the file's layout, a cache block at a time, so that both calls read the same
+      // weight block while it is in L2; a set whose batched kernel is per-token exact takes
+      // every token in one call.
+      auto file_layout = [&](int64_t from, int64_t to) {
+        const int64_t step = n_tok == 1 ? to - from : rows_per_block(w.row_bytes);
+        for (int64_t r = from; r < to; r += step) {
+          const int64_t n = std::min(step, to - r);
+          const auto* wr = static_cast<const uint8_t*>(w.data) + r * w.row_bytes;
+          if (per_token_kernel == kernel) {
+            kernel(wr, w.row_bytes, n, xp, x_row_bytes, n_tok, k, o.y + r, w.rows);
+            continue;
+          }
+          if (per_token > 0) {
+            per_token_kernel(wr, w.row_bytes, n, xp, x_row_bytes, per_token, k, o.y + r, w.rows);
+          }
+          if (per_token < n_tok) {
+            kernel(wr, w.row_bytes, n, static_cast<const uint8_t*>(xp) + per_token * x_row_bytes,
+                   x_row_bytes, n_tok - per_token, k, o.y + per_token * w.rows + r, w.rows);
+          }
         }
-        if (per_token > 0) {
-          per_token_kernel(wr, w.row_bytes, n, xp, x_row_bytes, per_token, k, o.y + r, w.rows);
-        }
-        if (per_token < n_tok) {
-          kernel(wr, w.row_bytes, n, static_cast<const uint8_t*>(xp) + per_token * x_row_bytes,
-                 x_row_bytes, n_tok - per_token, k, o.y + per_token * w.rows + r, w.rows);
-        }
+      };
+      const Range copy = interleaved_rows(w, kernels, n_tok, begin, end);
+      if (copy.begin >= copy.end) {
+        file_layout(begin, end);
+        continue;
       }
+      // The interleaved kernels are per-token exact and agree with the file's layout bit for
+      // bit, so the rows around the copy's groups may take the other path.
+      file_layout(begin, copy.begin);
+      interleaved_kernel(w, kernels)(
+          static_cast<const uint8_t*>(w.interleaved) + copy.begin * w.row_bytes, w.row_bytes,
+          copy.end - copy.begin, xp, x_row_bytes, n_tok, k, o.y + copy.begin, w.rows);
+      file_layout(copy.end, end);
     }
   });
 }

@@ -165,6 +165,55 @@ TEST(Gemm, PerTokenKernelsDoNotDependOnTheBatch) {
   }
 }
 
+// The 16-row interleaved layout made at load: its kernels give every token's outputs
+// bit-identical to the file's layout (the per-token path, one token at a time), whatever the
+// batch, over the whole copy or any run of its groups; the copy has the file's size.
+void expect_interleaved_equals_file_layout(const GemmKernels& set) {
+  const GemmKernels* ks = &set;
+  const InterleavedKernels& il = *ks->interleaved;
+  for (W type : {W::kQ8_0, W::kQ4_0}) {
+    // k = 1088: 34 blocks, several chunks of a group half; k = 32: one block.
+    for (int64_t k : {32, 96, 1088}) {
+      for (int64_t tokens : {1, 3, 4, 9}) {
+        const Problem p = make_problem(type, 48, tokens, k, static_cast<uint32_t>(k + tokens));
+        std::vector<uint8_t> copy(p.w.size(), 0xAB);
+        (type == W::kQ8_0 ? il.interleave_q8_0 : il.interleave_q4_0)(p.w.data(), p.w_row_bytes, p.rows, k,
+                                                                      copy.data());
+        const GemmKernel file_kernel = type == W::kQ8_0 ? ks->q8_0_per_token : ks->q4_0_per_token;
+        const GemmKernel kernel = type == W::kQ8_0 ? il.q8_0 : il.q4_0;
+        const auto [x, xrb] = activations(p);
+        std::vector<float> got(p.tokens * p.rows, NAN);
+        kernel(copy.data(), p.w_row_bytes, p.rows, x, xrb, p.tokens, k, got.data(), p.rows);
+        // The middle group alone, at its offset in the copy.
+        std::vector<float> middle(p.tokens * p.rows, NAN);
+        kernel(copy.data() + 16 * p.w_row_bytes, p.w_row_bytes, 16, x, xrb, p.tokens, k,
+               middle.data() + 16, p.rows);
+        for (int64_t t = 0; t < p.tokens; ++t) {
+          std::vector<float> want(p.rows);
+          file_kernel(p.w.data(), p.w_row_bytes, p.rows, static_cast<const uint8_t*>(x) + t * xrb, xrb, 1, k,
+                      want.data(), p.rows);
+          for (int64_t r = 0; r < p.rows; ++r) {
+            ASSERT_EQ(got[t * p.rows + r], want[r])
+                << ks->isa << " type " << static_cast<int>(type) << " k " << k << " tokens " << tokens << " token "
+                << t << " row " << r;
+            if (r >= 16 && r < 32) ASSERT_EQ(middle[t * p.rows + r], want[r]) << "middle group, row " << r;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Gemm, InterleavedKernelsEqualTheFileLayoutBitForBit) {
+  int sets = 0;
+  for (const GemmKernels* ks : {avx2_gemm_kernels(), avx512_gemm_kernels()}) {
+    if (ks == nullptr || ks->interleaved == nullptr) continue;
+    ++sets;
+    expect_interleaved_equals_file_layout(*ks);
+  }
+  if (sets == 0) GTEST_SKIP() << "no kernel set on this CPU has the interleaved layout";
+}
+
 TEST(Gemm, QuantizedDotEqualsDequantizedDot) {
   // The integer path must compute the dot of the dequantised weights with the dequantised
   // activations (no hidden zero-point or sign error).

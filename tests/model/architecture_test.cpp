@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
 #include "base/error.h"
@@ -117,6 +118,38 @@ TEST_P(Architecture, EveryKvCacheTypeRunsAndQ8HalvesF16) {
       // int8 values plus at most one f32 scale per 16-value head row.
       EXPECT_LE(ctx.state().kv_bytes_per_token(), bytes_f16 * 5 / 8);
       EXPECT_GE(ctx.state().kv_bytes_per_token(), bytes_f16 / 2);
+    }
+  }
+}
+
+// Quantized matrices run from their interleaved copies (ops/interleaved_weights.h) give the
+// file layout's logits bit for bit, in prefill, batched teacher forcing and decode, at any
+// thread count.
+TEST_P(Architecture, InterleavedCopiesGiveTheFileLayoutsLogitsExactly) {
+  for (gguf::TensorType type : {gguf::TensorType::kQ8_0, gguf::TensorType::kQ4_0}) {
+    const fs::path path = fs::temp_directory_path() /
+                          ("afm_tiny_il_" + GetParam() + "_" + std::to_string(getpid()) + ".gguf");
+    testing::write_tiny_model(GetParam(), path.string(), 3, type);
+    ::unsetenv("AFM_INTERLEAVE");
+    const std::shared_ptr<const Model> copied = load_model(path.string());
+    ::setenv("AFM_INTERLEAVE", "0", 1);
+    const std::shared_ptr<const Model> in_place = load_model(path.string());
+    ::unsetenv("AFM_INTERLEAVE");
+    fs::remove(path);
+    EXPECT_EQ(in_place->interleaved_bytes(), 0u);
+    if (!ops::InterleavedWeights::enabled()) GTEST_SKIP() << "this CPU's kernels have no interleaved layout";
+    EXPECT_GT(copied->interleaved_bytes(), 0u);
+    const std::vector<int32_t> p = prompt(copied->hparams().n_vocab, 12);
+    for (int threads : {1, 3}) {
+      Context a(copied, options(threads, 64)), b(in_place, options(threads, 64));
+      ASSERT_EQ(a.eval_all(p), b.eval_all(p)) << gguf::tensor_type_traits(type).name << ", " << threads << " threads";
+      for (int32_t t : {5, 9, 2}) {  // decode steps after the prompt
+        const std::span<const int32_t> one(&t, 1);
+        const std::span<const float> got = a.eval(one);
+        const std::vector<float> copy(got.begin(), got.end());
+        const std::span<const float> want = b.eval(one);
+        ASSERT_TRUE(std::equal(copy.begin(), copy.end(), want.begin(), want.end())) << "decode token " << t;
+      }
     }
   }
 }

@@ -4,7 +4,8 @@
 //
 // Weights stay in their file format (read in place from the mmap):
 //   f32 / f16 / bf16 rows of k values; q8_0 / q4_0 rows of k / 32 ggml blocks; q2_b rows of
-//   k / 128 balanced 2-bit blocks (quant/balanced_2bit.h).
+//   k / 128 balanced 2-bit blocks (quant/balanced_2bit.h). The one exception: q8_0 / q4_0 rows
+//   may also be given in a 16-row interleaved copy made at load (InterleavedKernels below).
 // Activations: f32 rows for float weights; ActBlock rows (quantize_activations) for the
 // quantised types, so the inner loop is an integer dot product (VNNI where the CPU has it).
 // Kernels never allocate, throw or log. k must be a multiple of the weight type's block size.
@@ -52,6 +53,28 @@ struct GgmlBlockKernels {
   GemmKernel q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k;
 };
 
+// q8_0 / q4_0 weights in the 16-row interleaved layout: for each group of 16 rows, 32-bit lane
+// r of every 64-byte word holds row r's bytes, so one integer dot product instruction advances
+// 8 (AVX2) or 16 outputs and a block's scale work is paid once per 8 or 16 rows instead of once
+// per row. A group of n_blocks blocks (k / 32) is
+//   n_blocks word blocks: q8_0 eight 64-byte words per block, word g lane r = row r's codes
+//     4g .. 4g+3 plus 128 (unsigned); q4_0 four words, word h lane r = row r's nibble bytes
+//     qs[4h .. 4h+3] as in the file (low nibbles: values 4h.., high nibbles: values 16 + 4h..);
+//   then n_blocks scale blocks: the 16 rows' f16 block scales in row order (32 bytes).
+// That is 16 x row_bytes, the file's size for those rows, so row offsets are the file's.
+struct InterleavedKernels {
+  // w: n_rows (a multiple of 16) rows of k values in the file's layout -> out, the same size.
+  void (*interleave_q8_0)(const void* w, size_t w_row_bytes, int64_t n_rows, int64_t k, void* out);
+  void (*interleave_q4_0)(const void* w, size_t w_row_bytes, int64_t n_rows, int64_t k, void* out);
+  // w: the first group of the interleaved layout, w_row_bytes the file's row bytes, n_rows a
+  // multiple of 16. Every token's outputs are bit-identical to the same set's q8_0_per_token /
+  // q4_0_per_token on the file's layout, whatever n_tok: the two layouts give the same
+  // results, so a matrix may mix them row group by row group and call by call.
+  GemmKernel q8_0, q4_0;
+  // Calls with more tokens run faster on the file's layout (matmul sends them there).
+  int64_t max_tokens;
+};
+
 struct GemmKernels {
   const char* isa;
   GemmKernel f32, f16, bf16, q8_0, q4_0;
@@ -73,6 +96,9 @@ struct GemmKernels {
   void (*quantize)(const float* x, ActBlock* y, int64_t k);
   // x: (k) floats -> (k / 128) blocks, the same result as quantize_activations_128.
   void (*quantize_128)(const float* x, ActBlock128* y, int64_t k);
+  // Null in sets without the interleaved layout (scalar; AVX-512 for now: its tiles and packed
+  // path already read 16 rows per instruction when batched).
+  const InterleavedKernels* interleaved;
 };
 
 const GemmKernels& scalar_gemm_kernels();
@@ -82,6 +108,8 @@ const GgmlBlockKernels* avx512_ggml_block_kernels_impl();
 const GgmlBlockKernels* avx512_ggml_per_token_kernels_impl();
 // Null when this build lacks AVX2 (gemm_ggml_avx2.cpp: register tiles only, so per-token exact).
 const GgmlBlockKernels* avx2_ggml_block_kernels_impl();
+// Null when this build lacks AVX2 (gemm_avx2_interleaved.cpp).
+const InterleavedKernels* avx2_interleaved_kernels_impl();
 // Null when this build or CPU lacks the instruction set.
 const GemmKernels* avx2_gemm_kernels();
 const GemmKernels* avx512_gemm_kernels();

@@ -415,7 +415,8 @@ const GemmKernels* avx512_gemm_kernels_impl() {
                                    gemm_q2_b,         avx512_ggml_block_kernels_impl(),
                                    avx512_ggml_per_token_kernels_impl(),
                                    quantize,
-                                   quantize_128};
+                                   quantize_128,
+                                   nullptr};
   return &kernels;
 }
 

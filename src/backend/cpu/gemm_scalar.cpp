@@ -115,7 +115,7 @@ const GemmKernels& scalar_gemm_kernels() {
                                    gemm_quant<quant::BlockQ8_0>, gemm_quant<quant::BlockQ4_0>,
                                    gemm_q2_b, &scalar_ggml_block_kernels(), &scalar_ggml_block_kernels(),
                                    quantize_activations,
-                                   quantize_activations_128};
+                                   quantize_activations_128, nullptr};
   return kernels;
 }
 

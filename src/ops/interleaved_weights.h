@@ -1,0 +1,47 @@
+// Owns the 16-row interleaved copies of a model's q8_0 / q4_0 matrices (the layout in
+// backend/cpu/gemm.h, InterleavedKernels), made once at load so that decode reads each weight
+// byte once with no per-row reduction, as llama.cpp's repacked CPU buffers do.
+//
+// The copy has the file's size; the file's pages it replaces are given back to the OS
+// (gguf::File::drop_resident), so a model is not held twice. AFM_INTERLEAVE=0 turns copies off:
+// processes then share the file's pages (several servers on one file) and matmul takes the
+// file's layout, with the same results bit for bit but slower decode.
+//
+// Not thread-safe; matrices that point into the store must not outlive it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "gguf/reader.h"
+#include "ops/matrix.h"
+
+namespace afm::ops {
+
+class InterleavedWeights {
+ public:
+  // Whether attach() makes copies: this CPU's kernels read the layout and AFM_INTERLEAVE is not 0.
+  static bool enabled();
+
+  // Sets m.interleaved to a new copy of m's whole 16-row groups when m is q8_0 / q4_0 with at
+  // least 16 rows and copies are enabled; otherwise leaves m as it is. `file` holds m.data: the
+  // copied pages are dropped from it.
+  void attach(Matrix& m, const gguf::File& file);
+
+  size_t bytes() const { return bytes_; }  // all copies
+
+ private:
+  struct FreeAligned {
+    void operator()(uint8_t* p) const;
+  };
+  std::vector<std::unique_ptr<uint8_t, FreeAligned>> buffers_;
+  size_t bytes_ = 0;
+};
+
+// The part of m a row range [row0, row0 + rows) keeps: the interleaved copy carries over when
+// row0 starts a group (the layout's offsets are the file's); otherwise it is dropped.
+const void* interleaved_slice(const Matrix& m, int64_t row0);
+
+}  // namespace afm::ops
