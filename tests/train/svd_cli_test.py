@@ -1,7 +1,7 @@
 """SVD + recovery LoRA end to end on the shipped model (docs/compression.md): `afm-train
 svd-split` moves each matrix's top singular directions out; an adapter started from them with
-`afm-train adapter --svd-init` (0 steps) on the f32 residual gives back the original model's
-perplexity; on the residual compressed with `afm quantize --type astc6x6` it scores better than
+`afm-train adapter --svd-init` (0 steps) on the f32 residual gives back the perplexity of the original model's f32 twin
+(to 1e-4); on the residual compressed with `afm quantize --type astc6x6` it scores better than
 ASTC of the whole model; and recovery training from that start runs and writes an adapter the
 engine loads (trained on token shards and conversations mixed). CPU, a few steps."""
 import json
@@ -57,9 +57,13 @@ def test_split_compress_recover(tmp):
     residual = os.path.join(tmp, "residual.gguf")
     run([TRAIN, "svd-split", "--base", BASE, "--rank", "8", "--out", residual])
     original = perplexity(BASE)
-    # f32 residual + the principal part in the adapter = the original model.
+    # f32 residual + the principal part in the adapter = the original model's f32 twin. (Against
+    # the q8_0 file itself the int8 activations of its kernels differ by ~0.3% of perplexity,
+    # on the scalar reference too: that compared two arithmetics, not the split.)
+    twin = os.path.join(tmp, "original-f32.gguf")
+    run([AFM, "quantize", BASE, twin, "--type", "f32", "--json"])
     exact = adapter(tmp, residual, "exact", 0, data)
-    assert abs(perplexity(residual, "--adapter", exact) / original - 1) < 2e-3
+    assert abs(perplexity(residual, "--adapter", exact) / perplexity(twin) - 1) < 1e-4
     assert perplexity(residual) > 2 * original  # the residual alone lost the main directions
 
     whole = os.path.join(tmp, "whole-astc.gguf")

@@ -12,6 +12,8 @@
 namespace afm::cpu {
 namespace {
 
+#include "backend/cpu/avx2_helpers.inc"
+
 struct LoadF32 {
   static __m256 load(const uint8_t* row, int64_t i) {
     return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + i);
@@ -41,12 +43,6 @@ struct LoadBF16 {
   }
 };
 
-inline float hsum256(__m256 v) {
-  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 s2 = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(s2, _mm_movehdup_ps(s2)));
-}
-
 template <class Load, int R, int C>
 inline void float_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, int64_t k,
                        float* y, int64_t ys) {
@@ -70,10 +66,6 @@ inline void float_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xr
       y[c * ys + r] = s;
     }
   }
-}
-
-inline __m256i dot_u8_s8(__m256i u, __m256i s) {
-  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
 }
 
 template <int R, int C>

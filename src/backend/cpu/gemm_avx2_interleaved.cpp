@@ -21,6 +21,8 @@
 namespace afm::cpu {
 namespace {
 
+#include "backend/cpu/avx2_helpers.inc"
+
 constexpr int kGroupRows = 16;
 constexpr int kChunk = 16;  // blocks per pass of one half (L1-sized: 16 x 576 bytes for q8_0)
 // How far ahead of the block being read its lines are asked for: the hardware prefetcher alone
@@ -60,10 +62,6 @@ void interleave(const void* w, size_t wrb, int64_t n_rows, int64_t k, void* out)
       }
     }
   }
-}
-
-inline __m256i dot_u8_s8(__m256i u, __m256i s) {
-  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
 }
 
 inline __m256i act_word(const ActBlock& a, int g) {

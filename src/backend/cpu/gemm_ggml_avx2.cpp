@@ -24,17 +24,9 @@
 namespace afm::cpu {
 namespace {
 
+#include "backend/cpu/avx2_helpers.inc"
+
 constexpr int kPrefetchBytes = 1024;
-
-inline __m256i dot_u8_s8(__m256i u, __m256i s) {
-  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
-}
-
-inline float hsum256(__m256 v) {
-  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 s2 = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(s2, _mm_movehdup_ps(s2)));
-}
 
 // d_a of the super-block's eight activation blocks, and their masses d_a * sum(a).
 inline void token_scales(const ActBlock* a, __m256& d, __m256& mass) {
