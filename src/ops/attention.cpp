@@ -183,6 +183,36 @@ void attend(const Item& it, const KvLayerView& kv, int64_t kv_head, int64_t d, f
   }
 }
 
+// Keys seen by queries 0 .. n - 1 of a prompt starting at pos0: query t sees pos0 + t + 1, at
+// most `window` (0: no window).
+int64_t keys_before(int64_t n, int64_t pos0, int64_t window) {
+  const int64_t rising = window > 0 ? std::clamp<int64_t>(window - pos0, 0, n) : n;
+  return rising * (pos0 + 1) + rising * (rising - 1) / 2 + (n - rising) * window;
+}
+
+// The first item of thread `index`'s share when items (query pairs outermost, per_pair items
+// each) are cut where the keys visited reach equal shares. Items are scored by their pair's
+// keys: an even split by count gave the last thread of a causal prompt ~3x the first's work.
+int64_t balanced_cut(int index, int count, int64_t tokens, int64_t per_pair, int64_t pos0,
+                     int64_t window) {
+  const int64_t items = (tokens + 1) / 2 * per_pair;
+  if (index <= 0) return 0;
+  if (index >= count) return items;
+  // Keys before item m, times per_pair (an item's share of its pair's keys stays whole).
+  auto scaled_keys = [&](int64_t m) {
+    const int64_t pair = m / per_pair, before = keys_before(std::min(2 * pair, tokens), pos0, window);
+    const int64_t pair_keys = keys_before(std::min(2 * pair + 2, tokens), pos0, window) - before;
+    return before * per_pair + (m % per_pair) * pair_keys;
+  };
+  const int64_t target = scaled_keys(items) / count * index;
+  int64_t lo = 0, hi = items;  // the first m with scaled_keys(m) >= target
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (scaled_keys(mid) >= target) hi = mid; else lo = mid + 1;
+  }
+  return lo;
+}
+
 }  // namespace
 
 const char* kv_type_name(KvType type) {
@@ -202,11 +232,13 @@ void attention(const float* q, int64_t tokens, int64_t pos0, const KvLayerView& 
   if (scratch.size() < need) scratch.resize(need);
   const int64_t group = shape.n_head / shape.n_head_kv;
   // Items: (pair of consecutive queries, KV head, pair of its query heads).
-  const int64_t head_pairs = (group + 1) / 2, query_pairs = (tokens + 1) / 2;
+  const int64_t head_pairs = (group + 1) / 2;
   const cpu::VecKernels& vk = cpu::best_vec_kernels();
   pool.run([&](int index, int count) {
     float* scores = scratch.data() + index * 4 * max_keys;
-    const Range items = split_range(query_pairs * shape.n_head_kv * head_pairs, index, count);
+    const int64_t per_pair = shape.n_head_kv * head_pairs;
+    const Range items{balanced_cut(index, count, tokens, per_pair, pos0, shape.window),
+                      balanced_cut(index + 1, count, tokens, per_pair, pos0, shape.window)};
     for (int64_t item = items.begin; item < items.end; ++item) {
       const int64_t t0 = 2 * (item / (shape.n_head_kv * head_pairs));
       const int64_t kv_head = item / head_pairs % shape.n_head_kv;

@@ -42,11 +42,26 @@ cpu::GemmKernel per_token_kernel_for(const cpu::GemmKernels& k, gguf::TensorType
   }
 }
 
-// Weights whose kernels take 32-value int8 activation blocks: every block type but q2_b, which
-// takes 128-value ones.
-bool takes_q8(gguf::TensorType type) {
+// What a weight type's kernels in set k read: f32 rows (f16 rows rounded through f16), or
+// int8 activation blocks of 32, 128 (q2_b) or 256 values (K-quants, in sets that take them).
+enum class ActFormat { kFloat, kBlock32, kBlock128, kBlock256 };
+
+bool is_k_quant(gguf::TensorType type) {
+  switch (type) {
+    case gguf::TensorType::kQ2_K: case gguf::TensorType::kQ3_K: case gguf::TensorType::kQ4_K:
+    case gguf::TensorType::kQ5_K: case gguf::TensorType::kQ6_K: return true;
+    default: return false;
+  }
+}
+
+ActFormat act_format(const cpu::GemmKernels& k, gguf::TensorType type) {
   const auto traits = gguf::tensor_type_traits(type);
-  return traits.block_elements > 1 && traits.tile_rows == 1 && type != gguf::TensorType::kQ2_B;
+  if (traits.block_elements <= 1 || traits.tile_rows != 1) return ActFormat::kFloat;
+  if (type == gguf::TensorType::kQ2_B) return ActFormat::kBlock128;
+  // The per-token set must read what the batched one reads: one quantized copy serves both.
+  AFM_CHECK(k.ggml->super_block_activations == k.ggml_per_token->super_block_activations);
+  if (is_k_quant(type) && k.ggml->super_block_activations) return ActFormat::kBlock256;
+  return ActFormat::kBlock32;
 }
 
 // The rows of [begin, end) in whole 16-row groups of w's interleaved copy; empty when w has
@@ -64,6 +79,15 @@ Range interleaved_rows(const Matrix& w, const cpu::GemmKernels& k, int64_t n_tok
 
 cpu::GemmKernel interleaved_kernel(const Matrix& w, const cpu::GemmKernels& k) {
   return w.type == gguf::TensorType::kQ8_0 ? k.interleaved->q8_0 : k.interleaved->q4_0;
+}
+
+// The row of a matrix (rows, `bytes` in all) where `offset` bytes into it fall, on a 16-row
+// boundary (so that interleaved groups stay whole) or at either end. Monotonic in offset, so
+// consecutive threads' cuts partition the rows.
+int64_t row_at(int64_t offset, int64_t bytes, int64_t rows) {
+  if (offset <= 0) return 0;
+  if (offset >= bytes) return rows;
+  return std::min(rows, offset * rows / bytes / 16 * 16);
 }
 
 // Rows per cache block: enough weight bytes to be reused from L2 by every token of a batch.
@@ -126,6 +150,19 @@ const cpu::ActBlock* Activations::q8(Workers& pool) {
   return scratch_.q8.data();
 }
 
+const cpu::ActBlock256* Activations::q8_256(Workers& pool) {
+  if (!quantized_256_) {
+    AFM_CHECK(k_ % 256 == 0);
+    if (scratch_.q8_256.size() < static_cast<size_t>(tokens_ * (k_ / 256))) {
+      scratch_.q8_256.resize(tokens_ * (k_ / 256));
+    }
+    quantize_rows(x_, tokens_, k_, 256, scratch_.q8_256.data(),
+                  cpu::best_gemm_kernels().quantize_256, pool);
+    quantized_256_ = true;
+  }
+  return scratch_.q8_256.data();
+}
+
 const cpu::ActBlock128* Activations::q8_128(Workers& pool) {
   if (!quantized_128_) {
     AFM_CHECK(k_ % 128 == 0);
@@ -157,35 +194,43 @@ void ActivationScratch::reserve(int64_t tokens, int64_t k) {
   if (q8.size() < blocks) q8.resize(blocks);
   const size_t blocks_128 = static_cast<size_t>(tokens * ((k + 127) / 128));
   if (q8_128.size() < blocks_128) q8_128.resize(blocks_128);
+  const size_t blocks_256 = static_cast<size_t>(tokens * ((k + 255) / 256));
+  if (q8_256.size() < blocks_256) q8_256.resize(blocks_256);
   if (f16.size() < static_cast<size_t>(tokens * k)) f16.resize(tokens * k);
 }
 
 void matmul_group(Activations& x, std::initializer_list<MatmulOutput> outputs, Workers& pool) {
   const cpu::GemmKernels& kernels = cpu::best_gemm_kernels();
-  bool need_q8 = false, need_q8_128 = false, need_f16 = false;
-  int64_t total_rows = 0;
+  bool need_q8 = false, need_q8_128 = false, need_q8_256 = false, need_f16 = false;
+  int64_t total_bytes = 0;
   for (const MatmulOutput& o : outputs) {
     AFM_CHECK(o.w->cols == x.k());
     AFM_CHECK(is_supported_weight_type(o.w->type));
-    need_q8 |= takes_q8(o.w->type);
-    need_q8_128 |= o.w->type == gguf::TensorType::kQ2_B;
+    const ActFormat format = act_format(kernels, o.w->type);
+    need_q8 |= format == ActFormat::kBlock32;
+    need_q8_128 |= format == ActFormat::kBlock128;
+    need_q8_256 |= format == ActFormat::kBlock256;
     need_f16 |= o.w->type == gguf::TensorType::kF16;
-    total_rows += o.w->rows;
+    total_bytes += static_cast<int64_t>(matrix_bytes(o.w->type, o.w->rows, o.w->cols));
   }
   const cpu::ActBlock* q8 = need_q8 ? x.q8(pool) : nullptr;
   const cpu::ActBlock128* q8_128 = need_q8_128 ? x.q8_128(pool) : nullptr;
+  const cpu::ActBlock256* q8_256 = need_q8_256 ? x.q8_256(pool) : nullptr;
   const float* x_f16 = need_f16 ? x.f16_rounded(pool) : nullptr;
   const int64_t n_tok = x.tokens(), k = x.k();
   const int64_t per_token = std::clamp<int64_t>(x.per_token_rows(), 0, n_tok);
-  // Threads split the concatenated rows of all outputs, so uneven matrices still balance.
+  // Threads split the concatenated weight bytes of all outputs, so uneven matrices and mixed
+  // types still balance (Q4_K_M files put q6_k beside q4_k in one group: an even split of
+  // rows left one thread half as much work again as the other).
   pool.run([&](int index, int count) {
-    const Range mine = split_range(total_rows, index, count, 16);
+    const int64_t first = total_bytes * index / count, last = total_bytes * (index + 1) / count;
     int64_t base = 0;
     for (const MatmulOutput& o : outputs) {
       const Matrix& w = *o.w;
-      const int64_t begin = std::max(mine.begin - base, int64_t{0});
-      const int64_t end = std::min(mine.end - base, w.rows);
-      base += w.rows;
+      const int64_t bytes = static_cast<int64_t>(matrix_bytes(w.type, w.rows, w.cols));
+      const int64_t begin = row_at(first - base, bytes, w.rows);
+      const int64_t end = row_at(last - base, bytes, w.rows);
+      base += bytes;
       if (begin >= end) continue;
       if (w.type == gguf::TensorType::kASTC6X6) {
         cpu::astc6x6_gemm(static_cast<const uint8_t*>(w.data), w.rows, w.cols, begin, end,
@@ -195,8 +240,12 @@ void matmul_group(Activations& x, std::initializer_list<MatmulOutput> outputs, W
       const void* xp = w.type == gguf::TensorType::kF16 ? static_cast<const void*>(x_f16)
                                                         : static_cast<const void*>(x.f32());
       size_t x_row_bytes = k * sizeof(float);
-      if (takes_q8(w.type)) xp = q8, x_row_bytes = (k / 32) * sizeof(cpu::ActBlock);
-      if (w.type == gguf::TensorType::kQ2_B) xp = q8_128, x_row_bytes = (k / 128) * sizeof(cpu::ActBlock128);
+      switch (act_format(kernels, w.type)) {
+        case ActFormat::kFloat: break;
+        case ActFormat::kBlock32: xp = q8, x_row_bytes = (k / 32) * sizeof(cpu::ActBlock); break;
+        case ActFormat::kBlock128: xp = q8_128, x_row_bytes = (k / 128) * sizeof(cpu::ActBlock128); break;
+        case ActFormat::kBlock256: xp = q8_256, x_row_bytes = (k / 256) * sizeof(cpu::ActBlock256); break;
+      }
       const cpu::GemmKernel kernel = kernel_for(kernels, w.type);
       const cpu::GemmKernel per_token_kernel = per_token_kernel_for(kernels, w.type);
       // Rows in the file's layout, a cache block at a time, so that both calls read the same

@@ -2,7 +2,8 @@
 //
 // Activations wraps one input batch x (T, K) and quantises it to int8 blocks at most once, the
 // first time a quantized weight needs it, so q, k and v (or gate and up) share the work:
-// 32-value blocks for q8_0 / q4_0, 128-value blocks for q2_b.
+// 32-value blocks for q8_0 / q4_0 and ggml's types, 128-value blocks for q2_b, 256-value
+// blocks for the K-quants of a kernel set that takes them (GgmlBlockKernels).
 // matmul_group runs several products over the same input in one parallel region (one
 // fork/join instead of one per matrix). No allocation after the scratch has grown once.
 #pragma once
@@ -21,6 +22,7 @@ namespace afm::ops {
 struct ActivationScratch {
   std::vector<cpu::ActBlock> q8;
   std::vector<cpu::ActBlock128> q8_128;
+  std::vector<cpu::ActBlock256> q8_256;
   std::vector<float> f16;
   // Sizes both for inputs of up to tokens x k. Code running on a ThreadTeam must reserve
   // first: Activations then never resizes (members would race).
@@ -35,6 +37,7 @@ class Activations {
   const float* f32() const { return x_; }
   const cpu::ActBlock* q8(Workers& pool);  // k must be a multiple of 32
   const cpu::ActBlock128* q8_128(Workers& pool);  // k must be a multiple of 128
+  const cpu::ActBlock256* q8_256(Workers& pool);  // k must be a multiple of 256
   // x rounded through f16, for f16 weights: the product f16 weights x f16 activations that
   // llama.cpp and f16 PyTorch compute, so greedy outputs agree with theirs.
   const float* f16_rounded(Workers& pool);
@@ -52,7 +55,7 @@ class Activations {
   int64_t tokens_, k_;
   int64_t per_token_ = 0;
   ActivationScratch& scratch_;
-  bool quantized_ = false, quantized_128_ = false, rounded_ = false;
+  bool quantized_ = false, quantized_128_ = false, quantized_256_ = false, rounded_ = false;
 };
 
 struct MatmulOutput {

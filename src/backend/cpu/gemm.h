@@ -36,6 +36,19 @@ struct ActBlock128 {
 };
 static_assert(sizeof(ActBlock128) == 136);
 
+// 256 activations with one scale and the sums of each 16 values, for the K-quant kernels of a
+// set whose GgmlBlockKernels::super_block_activations is true: a K-quant super-block's dot
+// product is then integer sums weighted by the block's integer sub-block scales (and mins)
+// plus two float multiply-adds, where 32-value activation blocks need a conversion and a
+// float multiply-add per 32 values. llama.cpp pairs its K-quants with the same kind of
+// blocks (Q8_K) for the same reason; the price is one activation scale per 256 values.
+struct ActBlock256 {
+  float d;
+  int16_t sums[16];  // sums[g] = q[16 g] + ... + q[16 g + 15]
+  int8_t q[256];
+};
+static_assert(sizeof(ActBlock256) == 292);
+
 // Calls with fewer tokens than this compute every token's outputs exactly as a one-token call
 // would (see GemmKernels::q8_0_per_token); larger ones may take a batched path.
 inline constexpr int64_t kPerTokenPathBelow = 4;
@@ -51,6 +64,9 @@ using GemmKernel = void (*)(const void* w, size_t w_row_bytes, int64_t n_rows, c
 // at the scalar one.
 struct GgmlBlockKernels {
   GemmKernel q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k;
+  // True: the K-quant entries (q2_k ... q6_k) take ActBlock256 rows (x_row_bytes = k / 256 *
+  // 292) instead; q4_1 / q5_0 / q5_1 always take ActBlock rows.
+  bool super_block_activations = false;
 };
 
 // q8_0 / q4_0 weights in the 16-row interleaved layout: for each group of 16 rows, 32-bit lane
@@ -96,6 +112,8 @@ struct GemmKernels {
   void (*quantize)(const float* x, ActBlock* y, int64_t k);
   // x: (k) floats -> (k / 128) blocks, the same result as quantize_activations_128.
   void (*quantize_128)(const float* x, ActBlock128* y, int64_t k);
+  // x: (k) floats -> (k / 256) blocks, the same result as quantize_activations_256.
+  void (*quantize_256)(const float* x, ActBlock256* y, int64_t k);
   // Null in sets without the interleaved layout (scalar; AVX-512 for now: its tiles and packed
   // path already read 16 rows per instruction when batched).
   const InterleavedKernels* interleaved;
@@ -103,6 +121,9 @@ struct GemmKernels {
 
 const GemmKernels& scalar_gemm_kernels();
 const GgmlBlockKernels& scalar_ggml_block_kernels();
+// The reference for sets with super_block_activations: its K-quant entries take ActBlock256
+// rows (the other entries are scalar_ggml_block_kernels').
+const GgmlBlockKernels& scalar_ggml_super_block_kernels();
 // Null when this build or CPU lacks AVX-512 VNNI (checked by avx512_gemm_kernels).
 const GgmlBlockKernels* avx512_ggml_block_kernels_impl();
 const GgmlBlockKernels* avx512_ggml_per_token_kernels_impl();
@@ -121,5 +142,7 @@ const GemmKernels& best_gemm_kernels();
 void quantize_activations(const float* x, ActBlock* y, int64_t k);
 // The same rule over 128-value blocks (k a multiple of 128).
 void quantize_activations_128(const float* x, ActBlock128* y, int64_t k);
+// The same rule over 256-value blocks (k a multiple of 256), plus the sums of each 16 codes.
+void quantize_activations_256(const float* x, ActBlock256* y, int64_t k);
 
 }  // namespace afm::cpu

@@ -175,7 +175,7 @@ const GemmKernels* avx2_gemm_kernels_impl() {
   static const GemmKernels kernels{"avx2",    gemm_f32,  gemm_f16,  gemm_bf16,
                                    gemm_q8_0, gemm_q4_0, gemm_q8_0, gemm_q4_0,
                                    gemm_q2_b, avx2_ggml_block_kernels_impl(), avx2_ggml_block_kernels_impl(),
-                                   quantize_activations, quantize_activations_128,
+                                   quantize_activations, quantize_activations_128, quantize_activations_256,
                                    avx2_interleaved_kernels_impl()};
   return &kernels;
 }

@@ -416,6 +416,7 @@ const GemmKernels* avx512_gemm_kernels_impl() {
                                    avx512_ggml_per_token_kernels_impl(),
                                    quantize,
                                    quantize_128,
+                                   quantize_activations_256,
                                    nullptr};
   return &kernels;
 }

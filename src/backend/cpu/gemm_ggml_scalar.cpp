@@ -127,7 +127,106 @@ void gemm_stretches(const void* w, size_t w_row_bytes, int64_t n_rows, const voi
   }
 }
 
+// Against ActBlock256 rows: a super-block's weights as integers, value i of group g (16
+// values) = d * scale[g] * q[i] - dmin * min[g], so that its dot product with one activation
+// block (d_a, a[256], sums of each 16) is
+//   d_a * (d * sum_g scale[g] * sum_{i in g} q a  -  dmin * sum_g min[g] * sums[g]),
+// two exact integer sums (|each| < 2^31 for every type) and a few floats.
+struct SuperBlock {
+  int q[256];
+  int scale[16], min[16];
+  float d, dmin;
+};
+
+void super_q2_k(const uint8_t* row, int64_t sb, SuperBlock& s) {
+  const auto& b = reinterpret_cast<const quant::BlockQ2_K*>(row)[sb];
+  for (int i = 0; i < 256; ++i) s.q[i] = (b.qs[32 * (i / 128) + i % 32] >> (2 * ((i / 32) % 4))) & 3;
+  for (int g = 0; g < 16; ++g) s.scale[g] = b.scales[g] & 15, s.min[g] = b.scales[g] >> 4;
+  s.d = f16_to_f32(b.d), s.dmin = f16_to_f32(b.dmin);
+}
+
+void super_q3_k(const uint8_t* row, int64_t sb, SuperBlock& s) {
+  const auto& b = reinterpret_cast<const quant::BlockQ3_K*>(row)[sb];
+  for (int i = 0; i < 256; ++i) {
+    const int part = i / 32, l = i % 32;
+    s.q[i] = ((b.qs[32 * (part / 4) + l] >> (2 * (part % 4))) & 3) - (((b.hmask[l] >> part) & 1) ? 0 : 4);
+  }
+  int8_t sc[16];
+  quant::unpack_scales_q3_k(b.scales, sc);
+  for (int g = 0; g < 16; ++g) s.scale[g] = sc[g], s.min[g] = 0;
+  s.d = f16_to_f32(b.d), s.dmin = 0;
+}
+
+template <class Block>
+void super_affine_scales(const Block& b, SuperBlock& s) {
+  uint8_t sc[8], m[8];
+  quant::unpack_scales_6bit(b.scales, sc, m);
+  for (int g = 0; g < 16; ++g) s.scale[g] = sc[g / 2], s.min[g] = m[g / 2];
+  s.d = f16_to_f32(b.d), s.dmin = f16_to_f32(b.dmin);
+}
+
+void super_q4_k(const uint8_t* row, int64_t sb, SuperBlock& s) {
+  const auto& b = reinterpret_cast<const quant::BlockQ4_K*>(row)[sb];
+  for (int i = 0; i < 256; ++i) s.q[i] = (b.qs[32 * (i / 64) + i % 32] >> (4 * ((i / 32) % 2))) & 15;
+  super_affine_scales(b, s);
+}
+
+void super_q5_k(const uint8_t* row, int64_t sb, SuperBlock& s) {
+  const auto& b = reinterpret_cast<const quant::BlockQ5_K*>(row)[sb];
+  for (int i = 0; i < 256; ++i) {
+    const int part = i / 32, l = i % 32;
+    s.q[i] = ((b.qs[32 * (part / 2) + l] >> (4 * (part % 2))) & 15) | (((b.qh[l] >> part) & 1) << 4);
+  }
+  super_affine_scales(b, s);
+}
+
+void super_q6_k(const uint8_t* row, int64_t sb, SuperBlock& s) {
+  const auto& b = reinterpret_cast<const quant::BlockQ6_K*>(row)[sb];
+  for (int i = 0; i < 256; ++i) {
+    const int h = i / 128, v = i % 128, quarter = v / 32;
+    const int low = (b.ql[64 * h + v % 64] >> (4 * (v / 64))) & 15;
+    const int high = (b.qh[32 * h + v % 32] >> (2 * quarter)) & 3;
+    s.q[i] = (low | (high << 4)) - 32;
+  }
+  for (int g = 0; g < 16; ++g) s.scale[g] = b.scales[g], s.min[g] = 0;
+  s.d = f16_to_f32(b.d), s.dmin = 0;
+}
+
+template <void (*Decode)(const uint8_t*, int64_t, SuperBlock&)>
+void gemm_super_blocks(const void* w, size_t w_row_bytes, int64_t n_rows, const void* x,
+                       size_t x_row_bytes, int64_t n_tok, int64_t k, float* y, int64_t y_stride) {
+  SuperBlock s;
+  for (int64_t t = 0; t < n_tok; ++t) {
+    const auto* xr = reinterpret_cast<const ActBlock256*>(static_cast<const uint8_t*>(x) + t * x_row_bytes);
+    for (int64_t r = 0; r < n_rows; ++r) {
+      const uint8_t* wr = static_cast<const uint8_t*>(w) + r * w_row_bytes;
+      float sum = 0;
+      for (int64_t sb = 0; sb < k / 256; ++sb) {
+        Decode(wr, sb, s);
+        int32_t scaled = 0, offsets = 0;
+        for (int g = 0; g < 16; ++g) {
+          int32_t dot = 0;
+          for (int i = 16 * g; i < 16 * g + 16; ++i) dot += s.q[i] * xr[sb].q[i];
+          scaled += s.scale[g] * dot;
+          offsets += s.min[g] * xr[sb].sums[g];
+        }
+        sum += xr[sb].d * (s.d * static_cast<float>(scaled) - s.dmin * static_cast<float>(offsets));
+      }
+      y[t * y_stride + r] = sum;
+    }
+  }
+}
+
 }  // namespace
+
+const GgmlBlockKernels& scalar_ggml_super_block_kernels() {
+  const GgmlBlockKernels& s = scalar_ggml_block_kernels();
+  static const GgmlBlockKernels kernels{
+      s.q4_1, s.q5_0, s.q5_1, gemm_super_blocks<super_q2_k>, gemm_super_blocks<super_q3_k>,
+      gemm_super_blocks<super_q4_k>, gemm_super_blocks<super_q5_k>, gemm_super_blocks<super_q6_k>,
+      true};
+  return kernels;
+}
 
 const GgmlBlockKernels& scalar_ggml_block_kernels() {
   static const GgmlBlockKernels kernels{

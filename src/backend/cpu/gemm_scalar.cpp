@@ -115,38 +115,43 @@ const GemmKernels& scalar_gemm_kernels() {
                                    gemm_quant<quant::BlockQ8_0>, gemm_quant<quant::BlockQ4_0>,
                                    gemm_q2_b, &scalar_ggml_block_kernels(), &scalar_ggml_block_kernels(),
                                    quantize_activations,
-                                   quantize_activations_128, nullptr};
+                                   quantize_activations_128, quantize_activations_256, nullptr};
   return kernels;
 }
 
 namespace {
 
-// d = max|x| / 127 over each block of N, q = round-half-even(x / d).
+// One block of n values: d = max|x| / 127, q = round-half-even(x / d). A block holding NaN or
+// inf gets d = that value and q = 0.
+float quantize_block(const float* x, int n, int8_t* q) {
+  float amax = 0;
+  for (int i = 0; i < n; ++i) {
+    amax = std::isnan(x[i]) ? x[i] : std::fmax(amax, std::fabs(x[i]));
+    if (std::isnan(amax)) break;
+  }
+  if (!std::isfinite(amax)) {  // keep the block non-finite in the result
+    for (int i = 0; i < n; ++i) q[i] = 0;
+    return amax;
+  }
+  float d = amax / 127.0f;
+  float inv = d != 0 ? 1.0f / d : 0.0f;
+  // A subnormal scale makes 1/d overflow (x * inf is no integer): such a block is ~0 anyway.
+  if (!std::isfinite(inv)) d = 0, inv = 0;
+  for (int i = 0; i < n; ++i) q[i] = static_cast<int8_t>(std::nearbyint(x[i] * inv));
+  return d;
+}
+
+int32_t sum_of(const int8_t* q, int n) {
+  int32_t sum = 0;
+  for (int i = 0; i < n; ++i) sum += q[i];
+  return sum;
+}
+
 template <int N, class Block>
 void quantize_blocks(const float* x, Block* y, int64_t k) {
   for (int64_t b = 0; b < k / N; ++b) {
-    const float* xb = x + b * N;
-    float amax = 0;
-    for (int i = 0; i < N; ++i) {
-      amax = std::isnan(xb[i]) ? xb[i] : std::fmax(amax, std::fabs(xb[i]));
-      if (std::isnan(amax)) break;
-    }
-    if (!std::isfinite(amax)) {  // NaN or inf in the block: keep it non-finite in the result
-      y[b] = Block{amax, 0, {}};
-      continue;
-    }
-    float d = amax / 127.0f;
-    float inv = d != 0 ? 1.0f / d : 0.0f;
-    // A subnormal scale makes 1/d overflow (x * inf is no integer): such a block is ~0 anyway.
-    if (!std::isfinite(inv)) d = 0, inv = 0;
-    int32_t sum = 0;
-    for (int i = 0; i < N; ++i) {
-      const int q = static_cast<int>(std::nearbyint(xb[i] * inv));
-      y[b].q[i] = static_cast<int8_t>(q);
-      sum += q;
-    }
-    y[b].d = d;
-    y[b].sum = sum;
+    y[b].d = quantize_block(x + b * N, N, y[b].q);
+    y[b].sum = sum_of(y[b].q, N);
   }
 }
 
@@ -156,6 +161,13 @@ void quantize_activations(const float* x, ActBlock* y, int64_t k) { quantize_blo
 
 void quantize_activations_128(const float* x, ActBlock128* y, int64_t k) {
   quantize_blocks<128>(x, y, k);
+}
+
+void quantize_activations_256(const float* x, ActBlock256* y, int64_t k) {
+  for (int64_t b = 0; b < k / 256; ++b) {
+    y[b].d = quantize_block(x + b * 256, 256, y[b].q);
+    for (int g = 0; g < 16; ++g) y[b].sums[g] = static_cast<int16_t>(sum_of(y[b].q + 16 * g, 16));
+  }
 }
 
 }  // namespace afm::cpu
