@@ -1,10 +1,13 @@
 // AVX2 + FMA + F16C kernels, for CPUs without AVX-512. Same tiling as gemm_avx512.cpp (see
 // there); compiled with these flags for this file only, so helpers stay file-local.
 // Without VNNI the byte dot products use vpmaddubsw (u8 x s8 -> s16 pairs) then vpmaddwd.
+// The set's activation quantizers are here too (gemm.h's rule, bit for bit).
 #include "backend/cpu/gemm.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+#include <cmath>
 
 #include "quant/balanced_2bit.h"
 #include "quant/block_formats.h"
@@ -165,6 +168,74 @@ inline void q2b_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb,
     for (int c = 0; c < C; ++c) y[c * ys + r] = hsum256(acc[r][c]);
 }
 
+// Activation quantization (gemm.h: quantize_activations*): the scalar rule, eight values per
+// instruction. vcvtps2dq rounds half to even in the default rounding mode, as nearbyint does;
+// a block holding NaN or inf goes to the scalar code, which keeps it non-finite.
+template <int N>
+bool quantize_block_avx2(const float* x, int8_t* q, float& d_out) {
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  __m256 amax = _mm256_setzero_ps();
+  for (int i = 0; i < N; i += 8) amax = _mm256_max_ps(amax, _mm256_and_ps(_mm256_loadu_ps(x + i), abs_mask));
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  const float a = _mm_cvtss_f32(m);
+  // vmaxps drops NaN (it returns its second operand), so look for one separately.
+  __m256 nan = _mm256_setzero_ps();
+  for (int i = 0; i < N; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+  }
+  if (!std::isfinite(a) || _mm256_movemask_ps(nan) != 0) return false;
+  float d = a / 127.0f;
+  float inv = d != 0 ? 1.0f / d : 0.0f;
+  if (!std::isfinite(inv)) d = 0, inv = 0;
+  const __m256 scale = _mm256_set1_ps(inv);
+  for (int i = 0; i < N; i += 32) {
+    __m256i v[4];
+    for (int j = 0; j < 4; ++j) v[j] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + i + 8 * j), scale));
+    const __m256i packed = _mm256_packs_epi16(_mm256_packs_epi32(v[0], v[1]), _mm256_packs_epi32(v[2], v[3]));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + i),
+                        _mm256_permutevar8x32_epi32(packed, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+  }
+  d_out = d;
+  return true;
+}
+
+int32_t byte_sum(const int8_t* q, int n) {
+  int32_t sum = 0;
+  for (int i = 0; i < n; ++i) sum += q[i];
+  return sum;
+}
+
+template <int N, class Block>
+void quantize_with_sum(const float* x, Block* y, int64_t k,
+                       void (*scalar)(const float*, Block*, int64_t)) {
+  for (int64_t b = 0; b < k / N; ++b) {
+    if (!quantize_block_avx2<N>(x + N * b, y[b].q, y[b].d)) {
+      scalar(x + N * b, y + b, N);
+      continue;
+    }
+    y[b].sum = byte_sum(y[b].q, N);
+  }
+}
+
+void quantize_32(const float* x, ActBlock* y, int64_t k) {
+  quantize_with_sum<32>(x, y, k, quantize_activations);
+}
+void quantize_128(const float* x, ActBlock128* y, int64_t k) {
+  quantize_with_sum<128>(x, y, k, quantize_activations_128);
+}
+void quantize_256(const float* x, ActBlock256* y, int64_t k) {
+  for (int64_t b = 0; b < k / 256; ++b) {
+    if (!quantize_block_avx2<256>(x + 256 * b, y[b].q, y[b].d)) {
+      quantize_activations_256(x + 256 * b, y + b, 256);
+      continue;
+    }
+    for (int g = 0; g < 16; ++g) y[b].sums[g] = static_cast<int16_t>(byte_sum(y[b].q + 16 * g, 16));
+  }
+}
+
 #define AFM_TILE_ROWS 4
 #define AFM_TILE_COLS 2
 #include "backend/cpu/gemm_tiling.inc"
@@ -175,7 +246,7 @@ const GemmKernels* avx2_gemm_kernels_impl() {
   static const GemmKernels kernels{"avx2",    gemm_f32,  gemm_f16,  gemm_bf16,
                                    gemm_q8_0, gemm_q4_0, gemm_q8_0, gemm_q4_0,
                                    gemm_q2_b, avx2_ggml_block_kernels_impl(), avx2_ggml_block_kernels_impl(),
-                                   quantize_activations, quantize_activations_128, quantize_activations_256,
+                                   quantize_32, quantize_128, quantize_256,
                                    avx2_interleaved_kernels_impl()};
   return &kernels;
 }
