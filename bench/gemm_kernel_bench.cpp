@@ -1,0 +1,120 @@
+// One matrix-multiply kernel on one core, in weight GB/s and G values/s: tells whether a kernel
+// is held back by its arithmetic (rows that fit L2) or by memory (rows far larger than the
+// caches; compare membw_bench --threads 1). Random codes with small finite scales.
+//   build/bench/gemm_kernel_bench [--type q4_k|q5_k|q6_k|q3_k|q2_k] [--rows N] [--k K]
+//                                 [--tokens T] [--set best|scalar|avx2|avx512] [--json]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/gemm.h"
+#include "base/half.h"
+#include "gguf/types.h"
+#include "quant/tensor_encode.h"
+
+namespace {
+
+using afm::cpu::GemmKernel;
+using afm::cpu::GgmlBlockKernels;
+using afm::gguf::TensorType;
+
+struct TypeInfo {
+  const char* name;
+  TensorType type;
+  GemmKernel GgmlBlockKernels::*kernel;
+  std::vector<int> f16_fields;  // byte offsets of the block's f16 scales
+};
+
+const std::vector<TypeInfo> kTypes{
+    {"q2_k", TensorType::kQ2_K, &GgmlBlockKernels::q2_k, {80, 82}},
+    {"q3_k", TensorType::kQ3_K, &GgmlBlockKernels::q3_k, {108}},
+    {"q4_k", TensorType::kQ4_K, &GgmlBlockKernels::q4_k, {0, 2}},
+    {"q5_k", TensorType::kQ5_K, &GgmlBlockKernels::q5_k, {0, 2}},
+    {"q6_k", TensorType::kQ6_K, &GgmlBlockKernels::q6_k, {208}},
+};
+
+const afm::cpu::GemmKernels* kernel_set(const std::string& name) {
+  if (name == "scalar") return &afm::cpu::scalar_gemm_kernels();
+  if (name == "avx2") return afm::cpu::avx2_gemm_kernels();
+  if (name == "avx512") return afm::cpu::avx512_gemm_kernels();
+  return &afm::cpu::best_gemm_kernels();
+}
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: gemm_kernel_bench [--type q4_k|q5_k|q6_k|q3_k|q2_k] [--rows N] [--k K]\n"
+               "                         [--tokens T] [--set best|scalar|avx2|avx512] [--json]\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string type_name = "q4_k", set_name = "best";
+  int64_t rows = 512, k = 1024, tokens = 1;
+  bool json = false;
+  for (int i = 1; i < argc; ++i) {
+    const bool has_value = i + 1 < argc;
+    if (!std::strcmp(argv[i], "--type") && has_value) type_name = argv[++i];
+    else if (!std::strcmp(argv[i], "--set") && has_value) set_name = argv[++i];
+    else if (!std::strcmp(argv[i], "--rows") && has_value) rows = std::stoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--k") && has_value) k = std::stoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--tokens") && has_value) tokens = std::stoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--json")) json = true;
+    else return usage();
+  }
+  const auto type = std::find_if(kTypes.begin(), kTypes.end(),
+                                 [&](const TypeInfo& t) { return type_name == t.name; });
+  const afm::cpu::GemmKernels* set = kernel_set(set_name);
+  if (type == kTypes.end() || set == nullptr || rows < 1 || tokens < 1 || k < 256 || k % 256 != 0) {
+    std::fprintf(stderr, "unknown type, a set this CPU lacks, or a bad shape (k: a multiple of 256)\n");
+    return usage();
+  }
+  const size_t row_bytes = afm::quant::encoded_bytes(type->type, k);
+  const size_t block_bytes = afm::gguf::tensor_type_traits(type->type).block_bytes;
+  std::vector<uint8_t> w(rows * row_bytes);
+  std::mt19937 rng(1);
+  for (uint8_t& b : w) b = static_cast<uint8_t>(rng());
+  const uint16_t scale = afm::f32_to_f16(0.01f);
+  for (size_t blk = 0; blk < w.size() / block_bytes; ++blk) {
+    for (int off : type->f16_fields) std::memcpy(&w[blk * block_bytes + off], &scale, 2);
+  }
+  std::vector<float> x(tokens * k);
+  std::normal_distribution<float> normal;
+  for (float& v : x) v = normal(rng);
+  // The activation blocks this set's K-quant kernels take.
+  const bool blocks_256 = set->ggml->super_block_activations;
+  std::vector<afm::cpu::ActBlock> x32(tokens * k / 32);
+  std::vector<afm::cpu::ActBlock256> x256(tokens * k / 256);
+  for (int64_t t = 0; t < tokens; ++t) {
+    afm::cpu::quantize_activations(&x[t * k], &x32[t * k / 32], k);
+    afm::cpu::quantize_activations_256(&x[t * k], &x256[t * k / 256], k);
+  }
+  const void* xp = blocks_256 ? static_cast<const void*>(x256.data()) : x32.data();
+  const size_t x_row_bytes = blocks_256 ? k / 256 * sizeof(afm::cpu::ActBlock256) : k / 32 * sizeof(afm::cpu::ActBlock);
+  const GemmKernel kernel = set->ggml->*(type->kernel);
+  std::vector<float> y(rows * tokens);
+  const int64_t calls = std::max<int64_t>(3, static_cast<int64_t>(4e8 / (rows * row_bytes * tokens)) + 1);
+  double best = 1e30;
+  for (int pass = 0; pass < 3; ++pass) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int64_t c = 0; c < calls; ++c) kernel(w.data(), row_bytes, rows, xp, x_row_bytes, tokens, k, y.data(), rows);
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / calls);
+  }
+  const double gb_per_s = rows * row_bytes / best / 1e9, gvalues = rows * k * tokens / best / 1e9;
+  if (json) {
+    std::printf("{\"type\": \"%s\", \"set\": \"%s\", \"rows\": %lld, \"k\": %lld, \"tokens\": %lld, "
+                "\"us_per_call\": %.3f, \"weight_gb_per_s\": %.3f, \"g_values_per_s\": %.3f, \"checksum\": %g}\n",
+                type->name, set->isa, static_cast<long long>(rows), static_cast<long long>(k),
+                static_cast<long long>(tokens), best * 1e6, gb_per_s, gvalues, static_cast<double>(y[0]));
+  } else {
+    std::printf("%s on %s, %lld rows x k %lld, %lld tokens: %.1f us/call, %.2f GB/s of weights, %.1f G values/s\n",
+                type->name, set->isa, static_cast<long long>(rows), static_cast<long long>(k),
+                static_cast<long long>(tokens), best * 1e6, gb_per_s, gvalues);
+  }
+  return 0;
+}
