@@ -74,14 +74,18 @@ struct RowBlock {
   float d, dmin;
 };
 
-struct Q4K {
-  using Block = quant::BlockQ4_K;
-  static constexpr bool kSubtractsOffsets = true;  // weight = d sc q - dmin m
-  static RowBlock row(const Block* b) {
+// q4_k / q5_k: the same eight scales in both halves, the mins once per 16-value group.
+template <class Block>
+inline RowBlock affine_row(const Block* b) {
     const __m128i bytes = affine_scale_bytes(b->scales);
     return {_mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(bytes)),
             _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(bytes, bytes)), _cvtsh_ss(b->d), _cvtsh_ss(b->dmin)};
-  }
+}
+
+struct Q4K {
+  using Block = quant::BlockQ4_K;
+  static constexpr bool kSubtractsOffsets = true;  // weight = d sc q - dmin m
+  static RowBlock row(const Block* b) { return affine_row(b); }
   static __m256i codes(const Block* b, int j) { return affine_nibbles(b->qs, j); }
 };
 
@@ -90,11 +94,7 @@ struct Q4K {
 struct Q5K {
   using Block = quant::BlockQ5_K;
   static constexpr bool kSubtractsOffsets = true;
-  static RowBlock row(const Block* b) {
-    const __m128i bytes = affine_scale_bytes(b->scales);
-    return {_mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(bytes)),
-            _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(bytes, bytes)), _cvtsh_ss(b->d), _cvtsh_ss(b->dmin)};
-  }
+  static RowBlock row(const Block* b) { return affine_row(b); }
   static __m256i codes(const Block* b, int j) {
     const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qh));
     const __m256i bit = _mm256_slli_epi16(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(j)), 4);
