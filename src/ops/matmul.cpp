@@ -138,42 +138,29 @@ void quantize_rows(const float* x, int64_t tokens, int64_t k, int64_t per_block,
 
 }  // namespace
 
-const cpu::ActBlock* Activations::q8(Workers& pool) {
-  if (!quantized_) {
-    AFM_CHECK(k_ % 32 == 0);
-    if (scratch_.q8.size() < static_cast<size_t>(tokens_ * (k_ / 32))) {
-      scratch_.q8.resize(tokens_ * (k_ / 32));
-    }
-    quantize_rows(x_, tokens_, k_, 32, scratch_.q8.data(), cpu::best_gemm_kernels().quantize, pool);
-    quantized_ = true;
+// The batch in blocks of per_block values, quantized into `store` the first time it is asked for.
+template <class Block>
+const Block* Activations::quantized(std::vector<Block>& store, bool& done, int64_t per_block,
+                                    void (*quantize)(const float*, Block*, int64_t), Workers& pool) {
+  if (!done) {
+    AFM_CHECK(k_ % per_block == 0);
+    if (store.size() < static_cast<size_t>(tokens_ * (k_ / per_block))) store.resize(tokens_ * (k_ / per_block));
+    quantize_rows(x_, tokens_, k_, per_block, store.data(), quantize, pool);
+    done = true;
   }
-  return scratch_.q8.data();
+  return store.data();
 }
 
-const cpu::ActBlock256* Activations::q8_256(Workers& pool) {
-  if (!quantized_256_) {
-    AFM_CHECK(k_ % 256 == 0);
-    if (scratch_.q8_256.size() < static_cast<size_t>(tokens_ * (k_ / 256))) {
-      scratch_.q8_256.resize(tokens_ * (k_ / 256));
-    }
-    quantize_rows(x_, tokens_, k_, 256, scratch_.q8_256.data(),
-                  cpu::best_gemm_kernels().quantize_256, pool);
-    quantized_256_ = true;
-  }
-  return scratch_.q8_256.data();
+const cpu::ActBlock* Activations::q8(Workers& pool) {
+  return quantized(scratch_.q8, quantized_, 32, cpu::best_gemm_kernels().quantize, pool);
 }
 
 const cpu::ActBlock128* Activations::q8_128(Workers& pool) {
-  if (!quantized_128_) {
-    AFM_CHECK(k_ % 128 == 0);
-    if (scratch_.q8_128.size() < static_cast<size_t>(tokens_ * (k_ / 128))) {
-      scratch_.q8_128.resize(tokens_ * (k_ / 128));
-    }
-    quantize_rows(x_, tokens_, k_, 128, scratch_.q8_128.data(),
-                  cpu::best_gemm_kernels().quantize_128, pool);
-    quantized_128_ = true;
-  }
-  return scratch_.q8_128.data();
+  return quantized(scratch_.q8_128, quantized_128_, 128, cpu::best_gemm_kernels().quantize_128, pool);
+}
+
+const cpu::ActBlock256* Activations::q8_256(Workers& pool) {
+  return quantized(scratch_.q8_256, quantized_256_, 256, cpu::best_gemm_kernels().quantize_256, pool);
 }
 
 const float* Activations::f16_rounded(Workers& pool) {
@@ -201,17 +188,24 @@ void ActivationScratch::reserve(int64_t tokens, int64_t k) {
 
 void matmul_group(Activations& x, std::initializer_list<MatmulOutput> outputs, Workers& pool) {
   const cpu::GemmKernels& kernels = cpu::best_gemm_kernels();
+  // Per output, worked out once for every thread: what its kernels read, and its bytes.
+  constexpr size_t kMaxOutputs = 8;
+  AFM_CHECK(outputs.size() <= kMaxOutputs);
+  ActFormat formats[kMaxOutputs];
+  int64_t bytes[kMaxOutputs];
   bool need_q8 = false, need_q8_128 = false, need_q8_256 = false, need_f16 = false;
   int64_t total_bytes = 0;
+  size_t n = 0;
   for (const MatmulOutput& o : outputs) {
     AFM_CHECK(o.w->cols == x.k());
     AFM_CHECK(is_supported_weight_type(o.w->type));
-    const ActFormat format = act_format(kernels, o.w->type);
-    need_q8 |= format == ActFormat::kBlock32;
-    need_q8_128 |= format == ActFormat::kBlock128;
-    need_q8_256 |= format == ActFormat::kBlock256;
+    formats[n] = act_format(kernels, o.w->type);
+    bytes[n] = static_cast<int64_t>(matrix_bytes(o.w->type, o.w->rows, o.w->cols));
+    need_q8 |= formats[n] == ActFormat::kBlock32;
+    need_q8_128 |= formats[n] == ActFormat::kBlock128;
+    need_q8_256 |= formats[n] == ActFormat::kBlock256;
     need_f16 |= o.w->type == gguf::TensorType::kF16;
-    total_bytes += static_cast<int64_t>(matrix_bytes(o.w->type, o.w->rows, o.w->cols));
+    total_bytes += bytes[n++];
   }
   const cpu::ActBlock* q8 = need_q8 ? x.q8(pool) : nullptr;
   const cpu::ActBlock128* q8_128 = need_q8_128 ? x.q8_128(pool) : nullptr;
@@ -225,12 +219,13 @@ void matmul_group(Activations& x, std::initializer_list<MatmulOutput> outputs, W
   pool.run([&](int index, int count) {
     const int64_t first = total_bytes * index / count, last = total_bytes * (index + 1) / count;
     int64_t base = 0;
+    size_t i = 0;
     for (const MatmulOutput& o : outputs) {
       const Matrix& w = *o.w;
-      const int64_t bytes = static_cast<int64_t>(matrix_bytes(w.type, w.rows, w.cols));
-      const int64_t begin = row_at(first - base, bytes, w.rows);
-      const int64_t end = row_at(last - base, bytes, w.rows);
-      base += bytes;
+      const ActFormat format = formats[i];
+      const int64_t begin = row_at(first - base, bytes[i], w.rows);
+      const int64_t end = row_at(last - base, bytes[i], w.rows);
+      base += bytes[i++];
       if (begin >= end) continue;
       if (w.type == gguf::TensorType::kASTC6X6) {
         cpu::astc6x6_gemm(static_cast<const uint8_t*>(w.data), w.rows, w.cols, begin, end,
@@ -240,7 +235,7 @@ void matmul_group(Activations& x, std::initializer_list<MatmulOutput> outputs, W
       const void* xp = w.type == gguf::TensorType::kF16 ? static_cast<const void*>(x_f16)
                                                         : static_cast<const void*>(x.f32());
       size_t x_row_bytes = k * sizeof(float);
-      switch (act_format(kernels, w.type)) {
+      switch (format) {
         case ActFormat::kFloat: break;
         case ActFormat::kBlock32: xp = q8, x_row_bytes = (k / 32) * sizeof(cpu::ActBlock); break;
         case ActFormat::kBlock128: xp = q8_128, x_row_bytes = (k / 128) * sizeof(cpu::ActBlock128); break;

@@ -54,6 +54,10 @@ class Activations {
   const float* x_;
   int64_t tokens_, k_;
   int64_t per_token_ = 0;
+  template <class Block>
+  const Block* quantized(std::vector<Block>& store, bool& done, int64_t per_block,
+                         void (*quantize)(const float*, Block*, int64_t), Workers& pool);
+
   ActivationScratch& scratch_;
   bool quantized_ = false, quantized_128_ = false, quantized_256_ = false, rounded_ = false;
 };
