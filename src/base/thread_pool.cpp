@@ -1,10 +1,5 @@
 #include "base/thread_pool.h"
 
-#include <linux/futex.h>
-#include <sched.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <algorithm>
 
 #include "base/error.h"
@@ -12,30 +7,17 @@
 namespace afm {
 namespace {
 
-inline void cpu_relax() {
-#if defined(__x86_64__)
-  __builtin_ia32_pause();
-#endif
-}
-
-// About 50-100 us of spinning before a worker sleeps: longer than the gap between two ops of
-// one decode step, much shorter than the gap between user requests.
-constexpr int kSpinIterations = 20000;
-
-// Raw futex calls: libstdc++ 12's std::atomic::wait can miss a notify_all under this pattern.
-void futex_wait(std::atomic<uint32_t>& word, uint32_t expected) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, nullptr,
-          nullptr, 0);
-}
-
-void futex_wake_all(std::atomic<uint32_t>& word) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr,
-          nullptr, 0);
-}
+// Spin budgets (base/spin_wait.h). A worker's covers the gaps between the ops of a decode step
+// and usually between two steps; the caller's covers the workers finishing their shares a
+// little after its own. Both shrink towards the minimum while waits keep ending in sleep.
+constexpr int64_t kWorkerSpinMaxNs = 200'000;
+constexpr int64_t kCallerSpinMaxNs = 100'000;
+constexpr int64_t kSpinMinNs = 2'000;
 
 }  // namespace
 
-ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads) {
+ThreadPool::ThreadPool(int n_threads)
+    : n_threads_(n_threads), caller_spin_(kSpinMinNs, kCallerSpinMaxNs) {
   AFM_CHECK(n_threads >= 1);
   workers_.reserve(n_threads - 1);
   for (int i = 1; i < n_threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
@@ -55,39 +37,53 @@ void ThreadPool::run(const std::function<void(int, int)>& fn) {
   }
   job_ = &fn;
   pending_.store(n_threads_ - 1, std::memory_order_relaxed);
-  generation_.fetch_add(1, std::memory_order_acq_rel);
-  futex_wake_all(generation_);
+  // seq_cst pairs with the worker's sleeping_workers_ increment and generation_ re-check:
+  // either the worker sees the new generation or this thread sees it asleep and wakes it.
+  generation_.fetch_add(1, std::memory_order_seq_cst);
+  if (sleeping_workers_.load(std::memory_order_seq_cst) != 0) futex_wake_all(generation_);
   fn(0, n_threads_);
-  // Yield once spinning has gone on long enough that a worker is probably descheduled
-  // (more threads than free cores): spinning then only delays it.
-  for (int spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins) {
-    if (spins < kSpinIterations) {
-      cpu_relax();
-    } else {
-      sched_yield();
-    }
-  }
+  wait_for_workers();
   job_ = nullptr;
 }
 
+void ThreadPool::wait_for_workers() {
+  const auto done = [this] { return pending_.load(std::memory_order_acquire) == 0; };
+  if (spin_until(done, caller_spin_.budget_ns())) {
+    caller_spin_.spun_enough();
+    return;
+  }
+  caller_spin_.had_to_sleep();
+  caller_sleeping_.store(1, std::memory_order_seq_cst);
+  for (uint32_t left; (left = pending_.load(std::memory_order_seq_cst)) != 0;) {
+    futex_wait(pending_, left);
+  }
+  caller_sleeping_.store(0, std::memory_order_relaxed);
+}
+
 void ThreadPool::worker_loop(int index) {
+  AdaptiveSpin spin(kSpinMinNs, kWorkerSpinMaxNs);
   // Generation 0 is the state at construction: a job posted before this thread first runs
   // must still be seen as new.
   uint32_t seen = 0;
   for (;;) {
-    int spins = 0;
-    uint32_t now;
-    while ((now = generation_.load(std::memory_order_acquire)) == seen) {
-      if (++spins < kSpinIterations) {
-        cpu_relax();
-      } else {
-        futex_wait(generation_, seen);
-      }
+    const auto posted = [&] { return generation_.load(std::memory_order_acquire) != seen; };
+    if (spin_until(posted, spin.budget_ns())) {
+      spin.spun_enough();
+    } else {
+      spin.had_to_sleep();
+      sleeping_workers_.fetch_add(1, std::memory_order_seq_cst);
+      while (generation_.load(std::memory_order_seq_cst) == seen) futex_wait(generation_, seen);
+      sleeping_workers_.fetch_sub(1, std::memory_order_relaxed);
     }
-    seen = now;
+    seen = generation_.load(std::memory_order_acquire);
     if (stop_.load(std::memory_order_acquire)) return;
     (*job_)(index, n_threads_);
-    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    // The last worker out wakes the caller if it gave up spinning (seq_cst pairs with its
+    // caller_sleeping_ store and pending_ re-check, as above).
+    if (pending_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
+        caller_sleeping_.load(std::memory_order_seq_cst) != 0) {
+      futex_wake_all(pending_);
+    }
   }
 }
 

@@ -2,8 +2,10 @@
 //
 // run(fn) calls fn(thread_index, n_threads) on every thread, the caller being thread 0, and
 // returns when all have finished: one fork/join per op. Workers spin briefly between jobs
-// (decode issues a few hundred small jobs per token, so sleeping on a condition variable each
-// time would cost more than the work), then block on a futex when idle.
+// (decode issues a few hundred small jobs per token, so sleeping each time would cost more than
+// the work), then block on a futex when idle; the caller, waiting for the workers' shares, does
+// the same. Both spin budgets adapt (base/spin_wait.h): when threads outnumber free cores a
+// waiting thread soon sleeps instead of holding the core the awaited thread needs.
 //
 // Thread safety: one run() at a time per pool (callers serialise; the engine owns its pool).
 // fn must not throw: kernels never do. Work splitting is static (split_range), so every
@@ -15,6 +17,8 @@
 #include <functional>
 #include <thread>
 #include <vector>
+
+#include "base/spin_wait.h"
 
 namespace afm {
 
@@ -44,12 +48,17 @@ class ThreadPool final : public Workers {
  private:
   void worker_loop(int index);
 
+  void wait_for_workers();
+
   int n_threads_;
   std::vector<std::thread> workers_;
   const std::function<void(int, int)>* job_ = nullptr;
-  std::atomic<uint32_t> generation_{0};
-  std::atomic<int> pending_{0};
+  std::atomic<uint32_t> generation_{0};        // bumped once per job: workers wait on it
+  std::atomic<uint32_t> pending_{0};           // workers still running the current job
+  std::atomic<uint32_t> sleeping_workers_{0};  // workers in futex_wait on generation_
+  std::atomic<uint32_t> caller_sleeping_{0};   // 1 while the caller is in futex_wait on pending_
   std::atomic<bool> stop_{false};
+  AdaptiveSpin caller_spin_;  // touched by the calling thread only (run() is serialised)
 };
 
 // The half-open slice [begin, end) of [0, n) that thread `index` of `count` owns, in units of

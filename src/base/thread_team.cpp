@@ -1,7 +1,5 @@
 #include "base/thread_team.h"
 
-#include <sched.h>
-
 #include "base/error.h"
 
 namespace afm {
@@ -11,17 +9,19 @@ void TeamBarrier::arrive_and_wait() {
   const uint32_t phase = phase_.load(std::memory_order_acquire);
   if (arrived_.fetch_add(1, std::memory_order_acq_rel) == size_ - 1) {
     arrived_.store(0, std::memory_order_relaxed);
-    phase_.fetch_add(1, std::memory_order_acq_rel);
+    // seq_cst pairs with a sleeper's sleepers_ increment and phase_ re-check.
+    phase_.fetch_add(1, std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_seq_cst) != 0) futex_wake_all(phase_);
     return;
   }
-  // Teams are short-lived (one track block); yield after a while in case a member is
-  // descheduled on an oversubscribed machine.
-  for (int spins = 0; phase_.load(std::memory_order_acquire) == phase; ++spins) {
-    if (spins > 20000) sched_yield();
-#if defined(__x86_64__)
-    __builtin_ia32_pause();
-#endif
-  }
+  // Members arrive within microseconds of each other when each has a core; a member still
+  // missing after kBarrierSpinNs is probably descheduled, and spinning would hold its core.
+  constexpr int64_t kBarrierSpinNs = 50'000;
+  const auto passed = [&] { return phase_.load(std::memory_order_acquire) != phase; };
+  if (spin_until(passed, kBarrierSpinNs)) return;
+  sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  while (phase_.load(std::memory_order_seq_cst) == phase) futex_wait(phase_, phase);
+  sleepers_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void ThreadTeam::run(const std::function<void(int, int)>& fn) {

@@ -25,7 +25,8 @@ class TeamBarrier {
  private:
   const int size_;
   std::atomic<int> arrived_{0};
-  std::atomic<uint32_t> phase_{0};
+  std::atomic<uint32_t> phase_{0};     // bumped by the last member to arrive
+  std::atomic<uint32_t> sleepers_{0};  // members in futex_wait on phase_
 };
 
 class ThreadTeam final : public Workers {
