@@ -2,11 +2,17 @@
 find_package(GTest REQUIRED)
 include(GoogleTest)
 
+# afm_test_binaries: every GoogleTest binary (the fuzz targets too, when AFM_FUZZ is on), and
+# nothing else. The instrumented tree builds only this: its tests run the binaries themselves,
+# while the CLI, benchmarks and examples are exercised by the Python tests of the Release tree.
+add_custom_target(afm_test_binaries)
+
 # afm_add_gtest(<name> SOURCES a.cpp ... LIBS afm_x ...): one GoogleTest binary, its tests
 # registered with CTest one by one. Tests run from the source root so fixture paths are stable.
 function(afm_add_gtest name)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
+  add_dependencies(afm_test_binaries ${name})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest_main Threads::Threads)
   target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/tests)
   gtest_discover_tests(${name} WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
