@@ -20,6 +20,7 @@
 #include "train/json_log.h"
 #include "train/lr_schedule.h"
 #include "train/reward_loss.h"
+#include "train/sequence_scores.h"
 #include "train/torch_ops.h"
 
 namespace afm::train {
@@ -70,28 +71,17 @@ PairSplit render_pairs(const RewardTrainOptions& o) {
   return split;
 }
 
-// Scores (2P) of a batch: rows 0..P-1 the chosen replies, P..2P-1 the rejected ones.
+// Scores (2P) of a batch: rows 0..P-1 the chosen replies, P..2P-1 the rejected ones, packed
+// (train/sequence_scores.h).
 torch::Tensor batch_scores(LanguageModel& model, const std::vector<const RenderedPair*>& batch,
                            int32_t score_token) {
-  const int64_t p = static_cast<int64_t>(batch.size());
-  int64_t t = 1;
-  for (const RenderedPair* r : batch)
-    t = std::max<int64_t>(
-        {t, static_cast<int64_t>(r->chosen.size()), static_cast<int64_t>(r->rejected.size())});
-  torch::Tensor tokens = torch::zeros({2 * p, t}, torch::kInt64);
-  torch::Tensor last = torch::zeros({2 * p}, torch::kInt64);
-  auto acc = tokens.accessor<int64_t, 2>();
-  for (int64_t i = 0; i < p; ++i)
-    for (int side = 0; side < 2; ++side) {
-      const std::vector<int32_t>& seq = side == 0 ? batch[i]->chosen : batch[i]->rejected;
-      const int64_t row = side * p + i;
-      for (size_t j = 0; j < seq.size(); ++j) acc[row][j] = seq[j];
-      last[row] = static_cast<int64_t>(seq.size()) - 1;
-    }
-  // Right padding: causal attention keeps it out of the last real position. Only the last
-  // position of each row goes through the head (the other positions' logits are not needed).
-  const torch::Tensor states = model.hidden(tokens).index({torch::arange(2 * p), last});
-  return model.head(states).index({torch::indexing::Slice(), static_cast<int64_t>(score_token)});
+  const size_t p = batch.size();
+  std::vector<const std::vector<int32_t>*> sequences(2 * p);
+  for (size_t i = 0; i < p; ++i) {
+    sequences[i] = &batch[i]->chosen;
+    sequences[p + i] = &batch[i]->rejected;
+  }
+  return last_token_logits(model, sequences, score_token);
 }
 
 torch::Tensor batch_grades(const std::vector<const RenderedPair*>& batch) {
