@@ -240,6 +240,9 @@ RunResult run_training(const TrainConfig& c, const RunOptions& run, const ModelF
       checkpoint(loss);
     if (stopping) break;
   }
+  // A run resumed from its last step trains nothing; evaluate it so the caller reports the
+  // model's real held-out loss (scripts/gpu_recovery resumes a GPU run to write its adapter).
+  if (steps_this_run == 0 && step > 0 && log) write_evaluation(step);
   if (bar) bar->finish();
   result.steps_done = step;
   return result;

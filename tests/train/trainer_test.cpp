@@ -1,6 +1,7 @@
 // The training loop on a tiny learnable stream, on the CPU: the loss falls, a resumed run
-// continues exactly where an uninterrupted one would, a NaN stops the run without touching the
-// last checkpoint, and bad configs and shards are typed errors naming the problem.
+// continues exactly where an uninterrupted one would (one resumed at its end only evaluates),
+// a NaN stops the run without touching the last checkpoint, and bad configs and shards are
+// typed errors naming the problem.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -95,6 +96,15 @@ TEST_F(Trainer, AResumedRunGivesTheSameLossesAsAnUninterruptedOne) {
   const std::vector<double> a = losses("straight"), b = losses("resumed");
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i], b[i]) << "step " << i + 1;
+}
+
+TEST_F(Trainer, ResumingAFinishedRunTrainsNothingAndReportsItsHeldOutLoss) {
+  const RunResult first = run_pretraining(config("afm-device", "done"), {.threads = 2});
+  const RunResult again = run_pretraining(config("afm-device", "done"), {.threads = 2});
+  EXPECT_EQ(again.steps_done, 40);
+  EXPECT_EQ(losses("done").size(), 40u);  // no step trained twice
+  EXPECT_GT(again.val_loss, 0.0);
+  EXPECT_NEAR(again.val_loss, first.val_loss, 1e-4 * first.val_loss);
 }
 
 TEST_F(Trainer, ANanLossStopsTheRunAndKeepsTheLastGoodCheckpoint) {
