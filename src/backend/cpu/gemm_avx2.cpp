@@ -82,12 +82,31 @@ inline void float_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xr
   }
 }
 
+// Q8_0 / Q4_0 tiles: each (row, token) pair's block dot product is summed exactly in integers
+// (the eight int32 lanes of a pair reduced together with the other pairs' by reduce_lanes), then
+// converted and fma'd with d_w * d_a, block after block: what the interleaved kernels
+// (gemm_avx2_interleaved.cpp) compute too, so the two layouts agree bit for bit at any batch.
+// Pair i = c * R + r of the tile is lane i of the accumulator.
 template <int R, int C>
-inline void q4_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, int64_t nb,
-                    float* y, int64_t ys) {
-  __m256 acc[R][C];
-  for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
+inline __m256 pair_scales(const float (&dw)[R], const ActBlock* const (&a)[C]) {
+  alignas(32) float sc[8] = {};
+  for (int c = 0; c < C; ++c)
+    for (int r = 0; r < R; ++r) sc[c * R + r] = dw[r] * a[c]->d;
+  return _mm256_load_ps(sc);
+}
+
+template <int R, int C>
+inline void store_pairs(__m256 acc, float* y, int64_t ys) {
+  alignas(32) float out[8];
+  _mm256_store_ps(out, acc);
+  for (int c = 0; c < C; ++c)
+    for (int r = 0; r < R; ++r) y[c * ys + r] = out[c * R + r];
+}
+
+template <int R, int C>
+inline void q4_tile_pairs(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, int64_t nb,
+                          float* y, int64_t ys) {
+  __m256 acc = _mm256_setzero_ps();
   const __m128i low_mask = _mm_set1_epi8(0x0f);
   for (int64_t b = 0; b < nb; ++b) {
     __m256i wq[R];
@@ -99,27 +118,40 @@ inline void q4_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, 
                                _mm_and_si128(qs, low_mask));
       dw[r] = _cvtsh_ss(blk->d);
     }
+    const ActBlock* a[C];
+    __m256i lanes[8];
+    alignas(32) int32_t bias[8] = {};
     for (int c = 0; c < C; ++c) {
-      const auto* a = reinterpret_cast<const ActBlock*>(x + c * xrb) + b;
-      const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a->q));
-      const __m256i bias = _mm256_zextsi128_si256(_mm_cvtsi32_si128(-8 * a->sum));
+      a[c] = reinterpret_cast<const ActBlock*>(x + c * xrb) + b;
+      const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[c]->q));
       for (int r = 0; r < R; ++r) {
-        const __m256i s = _mm256_add_epi32(bias, dot_u8_s8(wq[r], xv));
-        acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(dw[r] * a->d), acc[r][c]);
+        lanes[c * R + r] = dot_u8_s8(wq[r], xv);
+        bias[c * R + r] = -8 * a[c]->sum;  // the codes' zero point
       }
     }
+    for (int i = R * C; i < 8; ++i) lanes[i] = _mm256_setzero_si256();
+    const __m256i sums = _mm256_add_epi32(reduce_lanes(lanes), _mm256_load_si256(reinterpret_cast<const __m256i*>(bias)));
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), pair_scales<R, C>(dw, a), acc);
   }
-  for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) y[c * ys + r] = hsum256(acc[r][c]);
+  store_pairs<R, C>(acc, y, ys);
+}
+
+template <int R, int C>
+inline void q4_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, int64_t nb,
+                    float* y, int64_t ys) {
+  if constexpr (R * C > 8) {  // one accumulator lane per (row, token) pair: split the tokens
+    q4_tile<R, 2>(w, wrb, x, xrb, nb, y, ys);
+    q4_tile<R, C - 2>(w, wrb, x + 2 * xrb, xrb, nb, y + 2 * ys, ys);
+  } else {
+    q4_tile_pairs<R, C>(w, wrb, x, xrb, nb, y, ys);
+  }
 }
 
 // Q8_0 without VNNI: |w| x (x with w's sign), as the products fit vpmaddubsw's int16 pairs.
 template <int R, int C>
-inline void q8_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, int64_t nb,
-                    float* y, int64_t ys) {
-  __m256 acc[R][C];
-  for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
+inline void q8_tile_pairs(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, int64_t nb,
+                          float* y, int64_t ys) {
+  __m256 acc = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     __m256i wq[R], wabs[R];
     float dw[R];
@@ -129,17 +161,28 @@ inline void q8_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, 
       wabs[r] = _mm256_sign_epi8(wq[r], wq[r]);
       dw[r] = _cvtsh_ss(blk->d);
     }
+    const ActBlock* a[C];
+    __m256i lanes[8];
     for (int c = 0; c < C; ++c) {
-      const auto* a = reinterpret_cast<const ActBlock*>(x + c * xrb) + b;
-      const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a->q));
-      for (int r = 0; r < R; ++r) {
-        const __m256i s = dot_u8_s8(wabs[r], _mm256_sign_epi8(xv, wq[r]));
-        acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(dw[r] * a->d), acc[r][c]);
-      }
+      a[c] = reinterpret_cast<const ActBlock*>(x + c * xrb) + b;
+      const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[c]->q));
+      for (int r = 0; r < R; ++r) lanes[c * R + r] = dot_u8_s8(wabs[r], _mm256_sign_epi8(xv, wq[r]));
     }
+    for (int i = R * C; i < 8; ++i) lanes[i] = _mm256_setzero_si256();
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(reduce_lanes(lanes)), pair_scales<R, C>(dw, a), acc);
   }
-  for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) y[c * ys + r] = hsum256(acc[r][c]);
+  store_pairs<R, C>(acc, y, ys);
+}
+
+template <int R, int C>
+inline void q8_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, int64_t nb,
+                    float* y, int64_t ys) {
+  if constexpr (R * C > 8) {  // one accumulator lane per (row, token) pair: split the tokens
+    q8_tile<R, 2>(w, wrb, x, xrb, nb, y, ys);
+    q8_tile<R, C - 2>(w, wrb, x + 2 * xrb, xrb, nb, y + 2 * ys, ys);
+  } else {
+    q8_tile_pairs<R, C>(w, wrb, x, xrb, nb, y, ys);
+  }
 }
 
 // Q2_B: plane p of a block's 32 code bytes, doubled (2q in 0..6, unsigned for vpmaddubsw):

@@ -1,14 +1,12 @@
 // AVX2 kernels for q8_0 / q4_0 weights in the 16-row interleaved layout (gemm.h,
-// InterleavedKernels), for decode and short batches on CPUs without AVX-512.
+// InterleavedKernels), for decode and batches on CPUs without AVX-512.
 //
-// The register tiles of gemm_avx2.cpp keep, for each row, eight float lanes: lane i sums
-// fma(float(dot of values 4i .. 4i+3), d_w * d_a, .) block after block, and the row's output is
-// hsum256 of the eight. Here a register holds one lane of eight rows instead (rows 8h .. 8h+7 of
-// a group, h = 0 or 1, the upper or lower 32 bytes of each 64-byte word), so the eight lanes of
-// a row become eight accumulators, fed the same integers and the same scales in the same order,
-// and summed in hsum256's order at the end: every output is bit-identical to the tiles', for any
-// batch. The gain is the work per block: one code load and one scale conversion serve eight
-// rows, and no horizontal sums are left inside the loop.
+// A register holds one value per row (rows 8h .. 8h+7 of a group, h = 0 or 1, the upper or
+// lower 32 bytes of each 64-byte word), so a block's integer dot product for eight rows is a few
+// vpmaddubsw with no horizontal sum, one conversion and one fma per token; the tokens of a
+// batch share each loaded word. Every row's sum is exact per block, then fma'd with d_w * d_a
+// block after block: the arithmetic of the register tiles in gemm_avx2.cpp, so every output is
+// bit-identical to theirs, for any batch.
 #include "backend/cpu/gemm.h"
 
 #if defined(__x86_64__)
@@ -70,11 +68,47 @@ inline __m256i act_word(const ActBlock& a, int g) {
   return _mm256_set1_epi32(four);
 }
 
-// acc[i] (lane i of rows 8h ..) over blocks [b0, b0 + n) of one group half.
-template <bool kQ4>
+// Block b of one group half (eight rows, one per lane) against T tokens: each token's exact
+// integer dot product per row. q4_0: the eight vpmaddubsw results of a block stay in int16
+// (8 x 2 x 15 x 128 < 2^15) and meet vpmaddwd once; q8_0 sums eight int32 words.
+template <bool kQ4, int T>
+inline void block_dots(const uint8_t* wb, const ActBlock* const (&a)[T], int64_t b, __m256i (&dot)[T]) {
+  if constexpr (kQ4) {
+    const __m256i low = _mm256_set1_epi8(0x0f);
+    __m256i s16[T];
+    for (int t = 0; t < T; ++t) s16[t] = _mm256_setzero_si256();
+    // Word j's low nibbles are values 4j .. (lane j), its high nibbles values 16 + 4j ...
+    for (int j = 0; j < 4; ++j) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 64 * j));
+      const __m256i lo = _mm256_and_si256(v, low);
+      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+      for (int t = 0; t < T; ++t) {
+        s16[t] = _mm256_add_epi16(s16[t], _mm256_maddubs_epi16(lo, act_word(a[t][b], j)));
+        s16[t] = _mm256_add_epi16(s16[t], _mm256_maddubs_epi16(hi, act_word(a[t][b], j + 4)));
+      }
+    }
+    for (int t = 0; t < T; ++t) {  // minus the zero point, 8 x sum(a)
+      dot[t] = _mm256_add_epi32(_mm256_madd_epi16(s16[t], _mm256_set1_epi16(1)),
+                                _mm256_set1_epi32(-8 * a[t][b].sum));
+    }
+  } else {
+    // |w| x (a with w's sign), as the tiles compute it without VNNI.
+    const __m256i k128 = _mm256_set1_epi8(static_cast<char>(0x80));
+    for (int t = 0; t < T; ++t) dot[t] = _mm256_setzero_si256();
+    for (int g = 0; g < 8; ++g) {
+      const __m256i q = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 64 * g)), k128);
+      const __m256i q_abs = _mm256_sign_epi8(q, q);
+      for (int t = 0; t < T; ++t)
+        dot[t] = _mm256_add_epi32(dot[t], dot_u8_s8(q_abs, _mm256_sign_epi8(act_word(a[t][b], g), q)));
+    }
+  }
+}
+
+// acc[t] (rows 8h .. 8h+7 of a group, token t) over blocks [b0, b0 + n) of one group half:
+// acc = fma(float(dot), d_w * d_a, acc), block after block, as the tiles.
+template <bool kQ4, int T>
 inline void half_blocks(const uint8_t* words, const uint16_t* scales, int64_t b0, int64_t n, int h,
-                        const ActBlock* a, __m256 acc[8]) {
-  const __m256i low = _mm256_set1_epi8(0x0f);
+                        const ActBlock* const (&a)[T], __m256 (&acc)[T]) {
   for (int64_t b = b0; b < b0 + n; ++b) {
     const uint8_t* wb = words + b * kWordBytes<kQ4> + 32 * h;
     if (h == 0) {  // the first half brings every line of the block (the second finds them in L1)
@@ -85,64 +119,60 @@ inline void half_blocks(const uint8_t* words, const uint16_t* scales, int64_t b0
     }
     const __m256 dw = _mm256_cvtph_ps(
         _mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + b * kGroupRows + 8 * h)));
-    const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(a[b].d));
-    if constexpr (kQ4) {
-      // Word j's low nibbles are values 4j .. (lane j), its high nibbles values 16 + 4j .. (lane
-      // j + 4); lane 0 carries the zero point, -8 x sum(a), as in the tiles.
-      for (int j = 0; j < 4; ++j) {
-        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 64 * j));
-        __m256i lo = dot_u8_s8(_mm256_and_si256(v, low), act_word(a[b], j));
-        if (j == 0) lo = _mm256_add_epi32(lo, _mm256_set1_epi32(-8 * a[b].sum));
-        const __m256i hi = dot_u8_s8(_mm256_and_si256(_mm256_srli_epi16(v, 4), low), act_word(a[b], j + 4));
-        acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lo), scale, acc[j]);
-        acc[j + 4] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hi), scale, acc[j + 4]);
-      }
-    } else {
-      // |w| x (a with w's sign), as the tiles compute it without VNNI.
-      const __m256i k128 = _mm256_set1_epi8(static_cast<char>(0x80));
-      for (int g = 0; g < 8; ++g) {
-        const __m256i q = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + 64 * g)), k128);
-        const __m256i s = dot_u8_s8(_mm256_sign_epi8(q, q), _mm256_sign_epi8(act_word(a[b], g), q));
-        acc[g] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), scale, acc[g]);
-      }
+    __m256i dot[T];
+    block_dots<kQ4, T>(wb, a, b, dot);
+    for (int t = 0; t < T; ++t) {
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[t]), _mm256_mul_ps(dw, _mm256_set1_ps(a[t][b].d)), acc[t]);
     }
   }
 }
 
-// hsum256's order: ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)).
-inline __m256 lanes_sum(const __m256 acc[8]) {
-  const __m256 s0 = _mm256_add_ps(acc[0], acc[4]), s1 = _mm256_add_ps(acc[1], acc[5]);
-  const __m256 s2 = _mm256_add_ps(acc[2], acc[6]), s3 = _mm256_add_ps(acc[3], acc[7]);
-  return _mm256_add_ps(_mm256_add_ps(s0, s2), _mm256_add_ps(s1, s3));
+// T tokens against one group: each half a chunk of blocks at a time, both halves of a chunk in
+// turn, so the chunk's lines are read from memory once for the T tokens.
+template <bool kQ4, int T>
+void group_tokens(const uint8_t* words, const uint16_t* scales, int64_t nb, const uint8_t* x,
+                  size_t xrb, float* y, int64_t ys) {
+  const ActBlock* a[T];
+  for (int t = 0; t < T; ++t) a[t] = reinterpret_cast<const ActBlock*>(x + t * xrb);
+  __m256 acc[2][T];
+  for (auto& half : acc)
+    for (__m256& v : half) v = _mm256_setzero_ps();
+  for (int64_t b0 = 0; b0 < nb; b0 += kChunk) {
+    const int64_t n = nb - b0 < kChunk ? nb - b0 : kChunk;
+    half_blocks<kQ4, T>(words, scales, b0, n, 0, a, acc[0]);
+    half_blocks<kQ4, T>(words, scales, b0, n, 1, a, acc[1]);
+  }
+  for (int t = 0; t < T; ++t) {
+    _mm256_storeu_ps(y + t * ys, acc[0][t]);
+    _mm256_storeu_ps(y + t * ys + 8, acc[1][t]);
+  }
 }
 
-// One token against every group: each half a chunk of blocks at a time, both halves of a chunk
-// in turn, so the chunk's lines are read from memory once.
+// Tokens kTokens at a time (each loaded weight serves them all), the rest 1-3 at once.
+constexpr int kTokens = 4;
+
 template <bool kQ4>
 void gemm_interleaved(const void* w, size_t wrb, int64_t n_rows, const void* x, size_t xrb,
                       int64_t n_tok, int64_t k, float* y, int64_t ys) {
   const int64_t nb = k / 32;
+  const auto* xb = static_cast<const uint8_t*>(x);
   for (int64_t g0 = 0; g0 + kGroupRows <= n_rows; g0 += kGroupRows) {
     const uint8_t* words = static_cast<const uint8_t*>(w) + static_cast<size_t>(g0) * wrb;
     const auto* scales = reinterpret_cast<const uint16_t*>(words + nb * kWordBytes<kQ4>);
-    for (int64_t t = 0; t < n_tok; ++t) {
-      const auto* a = reinterpret_cast<const ActBlock*>(static_cast<const uint8_t*>(x) + t * xrb);
-      __m256 acc[2][8];
-      for (auto& half : acc)
-        for (__m256& v : half) v = _mm256_setzero_ps();
-      for (int64_t b0 = 0; b0 < nb; b0 += kChunk) {
-        const int64_t n = nb - b0 < kChunk ? nb - b0 : kChunk;
-        half_blocks<kQ4>(words, scales, b0, n, 0, a, acc[0]);
-        half_blocks<kQ4>(words, scales, b0, n, 1, a, acc[1]);
-      }
-      _mm256_storeu_ps(y + t * ys + g0, lanes_sum(acc[0]));
-      _mm256_storeu_ps(y + t * ys + g0 + 8, lanes_sum(acc[1]));
+    int64_t t = 0;
+    for (; t + kTokens <= n_tok; t += kTokens)
+      group_tokens<kQ4, kTokens>(words, scales, nb, xb + t * xrb, xrb, y + t * ys + g0, ys);
+    switch (n_tok - t) {
+      case 3: group_tokens<kQ4, 3>(words, scales, nb, xb + t * xrb, xrb, y + t * ys + g0, ys); break;
+      case 2: group_tokens<kQ4, 2>(words, scales, nb, xb + t * xrb, xrb, y + t * ys + g0, ys); break;
+      case 1: group_tokens<kQ4, 1>(words, scales, nb, xb + t * xrb, xrb, y + t * ys + g0, ys); break;
+      default: break;
     }
   }
 }
 
-// Batches of more tokens are faster on the tiles (4 x 2 of them reuse each loaded weight).
-constexpr int64_t kMaxTokens = 3;
+// Every batch: the token tiles above beat the file layout's register tiles at any size.
+constexpr int64_t kMaxTokens = INT64_MAX;
 
 }  // namespace
 
