@@ -136,16 +136,6 @@ inline void q4_tile_pairs(const uint8_t* w, size_t wrb, const uint8_t* x, size_t
   store_pairs<R, C>(acc, y, ys);
 }
 
-template <int R, int C>
-inline void q4_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, int64_t nb,
-                    float* y, int64_t ys) {
-  if constexpr (R * C > 8) {  // one accumulator lane per (row, token) pair: split the tokens
-    q4_tile<R, 2>(w, wrb, x, xrb, nb, y, ys);
-    q4_tile<R, C - 2>(w, wrb, x + 2 * xrb, xrb, nb, y + 2 * ys, ys);
-  } else {
-    q4_tile_pairs<R, C>(w, wrb, x, xrb, nb, y, ys);
-  }
-}
 
 // Q8_0 without VNNI: |w| x (x with w's sign), as the products fit vpmaddubsw's int16 pairs.
 template <int R, int C>
@@ -174,16 +164,23 @@ inline void q8_tile_pairs(const uint8_t* w, size_t wrb, const uint8_t* x, size_t
   store_pairs<R, C>(acc, y, ys);
 }
 
-template <int R, int C>
-inline void q8_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, int64_t nb,
-                    float* y, int64_t ys) {
-  if constexpr (R * C > 8) {  // one accumulator lane per (row, token) pair: split the tokens
-    q8_tile<R, 2>(w, wrb, x, xrb, nb, y, ys);
-    q8_tile<R, C - 2>(w, wrb, x + 2 * xrb, xrb, nb, y + 2 * ys, ys);
-  } else {
-    q8_tile_pairs<R, C>(w, wrb, x, xrb, nb, y, ys);
+
+// At most 8 (row, token) pairs per call of PAIRS (one accumulator lane each): wider tiles,
+// which the tile adapter instantiates but drive() never runs on AVX2, split their tokens.
+#define AFM_PAIR_TILE(NAME, PAIRS)                                                            \
+  template <int R, int C>                                                                     \
+  inline void NAME(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, int64_t nb,    \
+                   float* y, int64_t ys) {                                                    \
+    if constexpr (R * C > 8) {                                                                \
+      NAME<R, 2>(w, wrb, x, xrb, nb, y, ys);                                                  \
+      NAME<R, C - 2>(w, wrb, x + 2 * xrb, xrb, nb, y + 2 * ys, ys);                           \
+    } else {                                                                                  \
+      PAIRS<R, C>(w, wrb, x, xrb, nb, y, ys);                                                 \
+    }                                                                                         \
   }
-}
+AFM_PAIR_TILE(q4_tile, q4_tile_pairs)
+AFM_PAIR_TILE(q8_tile, q8_tile_pairs)
+#undef AFM_PAIR_TILE
 
 // Q2_B: plane p of a block's 32 code bytes, doubled (2q in 0..6, unsigned for vpmaddubsw):
 // (qs >> (2p - 1)) & 6 with 16-bit shifts (the mask drops the bits that cross bytes). Plane p
