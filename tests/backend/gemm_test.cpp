@@ -172,9 +172,10 @@ void expect_interleaved_equals_file_layout(const GemmKernels& set) {
   const GemmKernels* ks = &set;
   const InterleavedKernels& il = *ks->interleaved;
   for (W type : {W::kQ8_0, W::kQ4_0}) {
-    // k = 1088: 34 blocks, several chunks of a group half; k = 32: one block.
+    // k = 1088: 34 blocks, several chunks of a group half; k = 32: one block. 300 tokens: a
+    // prefill-sized batch (AVX2 sends every batch through the copy, 4 tokens per pass).
     for (int64_t k : {32, 96, 1088}) {
-      for (int64_t tokens : {1, 3, 4, 9}) {
+      for (int64_t tokens : {1, 3, 4, 9, 300}) {
         const Problem p = make_problem(type, 48, tokens, k, static_cast<uint32_t>(k + tokens));
         std::vector<uint8_t> copy(p.w.size(), 0xAB);
         (type == W::kQ8_0 ? il.interleave_q8_0 : il.interleave_q4_0)(p.w.data(), p.w_row_bytes, p.rows, k,
@@ -196,7 +197,9 @@ void expect_interleaved_equals_file_layout(const GemmKernels& set) {
             ASSERT_EQ(got[t * p.rows + r], want[r])
                 << ks->isa << " type " << static_cast<int>(type) << " k " << k << " tokens " << tokens << " token "
                 << t << " row " << r;
-            if (r >= 16 && r < 32) ASSERT_EQ(middle[t * p.rows + r], want[r]) << "middle group, row " << r;
+            if (r >= 16 && r < 32) {
+              ASSERT_EQ(middle[t * p.rows + r], want[r]) << "middle group, row " << r;
+            }
           }
         }
       }
