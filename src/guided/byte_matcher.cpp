@@ -89,6 +89,10 @@ class ByteMatcher::SetBuilder {
 
   void complete_into(const Item& done) {
     const uint32_t lhs = m_.grammar_->production(done.prod).lhs;
+    if (const Item* top = m_.chain_top(done.origin, lhs)) {
+      add(*top);  // Leo: the chain's intermediate completions advance nothing else
+      return;
+    }
     for (const auto& [nt, j] : m_.waiting_for(done.origin, lhs)) add(m_.advanced(m_.items_[j]));
   }
 
@@ -107,9 +111,16 @@ ByteMatcher::ByteMatcher(std::shared_ptr<const Grammar> grammar) : grammar_(std:
   index_waiting_items();
 }
 
+namespace {
+constexpr uint32_t kNoChain = UINT32_MAX;  // chain_tops_ entry: no chain top
+// Same-set steps followed when finding a chain top (unit productions predicted in one set).
+constexpr int kMaxChainSteps = 64;
+}  // namespace
+
 // Completions and state keys look up "the items of set k waiting for nonterminal X"; scanning
 // the whole set for each lookup made large sets (big schemas) quadratic. The finished set's
-// items that wait for a nonterminal are indexed once, sorted by that nonterminal.
+// items that wait for a nonterminal are indexed once, sorted by that nonterminal, and each
+// group gets its chain top.
 void ByteMatcher::index_waiting_items() {
   const size_t begin = waiting_.size();
   for (size_t i = set_begin_.back(); i < items_.size(); ++i) {
@@ -120,6 +131,51 @@ void ByteMatcher::index_waiting_items() {
   }
   std::sort(waiting_.begin() + static_cast<std::ptrdiff_t>(begin), waiting_.end());
   waiting_begin_.push_back(static_cast<uint32_t>(waiting_.size()));
+  chain_tops_.resize(waiting_.size(), Item{kNoChain, 0, 0});
+  for (size_t first = begin; first < waiting_.size();) {
+    size_t last = first;
+    while (last < waiting_.size() && waiting_[last].first == waiting_[first].first) ++last;
+    const Item top = find_chain_top(first, last, kMaxChainSteps);
+    std::fill(chain_tops_.begin() + static_cast<std::ptrdiff_t>(first),
+              chain_tops_.begin() + static_cast<std::ptrdiff_t>(last), top);
+    first = last;
+  }
+}
+
+// waiting_[first, last) is one (set, nonterminal) group. When all its items are tails that
+// complete one node (origin, lhs), completing the group's nonterminal completes that node: the
+// top is that node's own chain top if it has one (an earlier set's, already recorded, or one
+// of this set's, followed at most `budget` steps), else the advanced tail item itself.
+ByteMatcher::Item ByteMatcher::find_chain_top(size_t first, size_t last, int budget) const {
+  const Item none{kNoChain, 0, 0};
+  const Item& head = items_[waiting_[first].second];
+  const KeyNode target{head.origin, grammar_->production(head.prod).lhs};
+  for (size_t e = first; e < last; ++e) {
+    const Item& item = items_[waiting_[e].second];
+    if (!is_tail(item) || KeyNode{item.origin, grammar_->production(item.prod).lhs} != target) {
+      return none;
+    }
+  }
+  const Item own = advanced(head);
+  const uint32_t this_set = static_cast<uint32_t>(waiting_begin_.size() - 2);
+  if (target.first != this_set) {
+    const Item* top = chain_top(target.first, target.second);
+    return top != nullptr ? *top : own;
+  }
+  if (budget == 0) return own;
+  const auto group = waiting_for(target.first, target.second);
+  if (group.empty()) return own;
+  const size_t at = static_cast<size_t>(group.data() - waiting_.data());
+  if (&group.front() == &waiting_[first]) return own;  // a unit cycle: stop here
+  const Item top = find_chain_top(at, at + group.size(), budget - 1);
+  return top.prod != kNoChain ? top : own;
+}
+
+const ByteMatcher::Item* ByteMatcher::chain_top(uint32_t set, uint32_t nt) const {
+  const auto group = waiting_for(set, nt);
+  if (group.empty()) return nullptr;
+  const Item& top = chain_tops_[static_cast<size_t>(group.data() - waiting_.data())];
+  return top.prod == kNoChain ? nullptr : &top;
 }
 
 std::span<const std::pair<uint32_t, uint32_t>> ByteMatcher::waiting_for(uint32_t set,
@@ -172,6 +228,7 @@ void ByteMatcher::rollback(size_t n) {
   items_.resize(set_begin_[keep_sets]);
   set_begin_.resize(keep_sets);
   waiting_.resize(waiting_begin_[keep_sets]);
+  chain_tops_.resize(waiting_.size());
   waiting_begin_.resize(keep_sets + 1);
 }
 
@@ -208,8 +265,6 @@ constexpr uint32_t kTail = UINT32_MAX - 4;
 constexpr uint32_t kSeq = UINT32_MAX - 5;
 constexpr uint32_t kRep = UINT32_MAX - 6;
 constexpr uint32_t kTooDeep = UINT32_MAX - 7;  // after a kNodeEnd: this key is unique
-// Steps of tail-chain resolution per node (a cycle of unit productions would not end).
-constexpr int kMaxResolveSteps = 64;
 // Marks a node whose signature is being computed (plus its visit number).
 constexpr uint32_t kInProgress = 0x80000000u;
 // signature() recurses once per nesting level of the parse; past this many (JSON nested
@@ -224,21 +279,12 @@ bool ByteMatcher::is_tail(const Item& item) const {
   return item.dot + 1 == p.rhs.size();
 }
 
+// A node whose waiting items are all tails completing one node behaves as that node: the
+// chain top recorded for it names the node where the chain ends.
 ByteMatcher::KeyNode ByteMatcher::resolve(KeyNode node) const {
-  for (int step = 0; step < kMaxResolveSteps; ++step) {
-    const auto waiting = waiting_for(node.first, node.second);
-    if (waiting.empty()) return node;
-    KeyNode target{};
-    for (size_t j = 0; j < waiting.size(); ++j) {
-      const Item& item = items_[waiting[j].second];
-      const KeyNode t{item.origin, grammar_->production(item.prod).lhs};
-      if (!is_tail(item) || (j > 0 && t != target)) return node;
-      target = t;
-    }
-    if (target == node) return node;
-    node = target;
-  }
-  return node;
+  const Item* top = chain_top(node.first, node.second);
+  if (top == nullptr) return node;
+  return {top->origin, grammar_->production(top->prod).lhs};
 }
 
 ByteMatcher::KeyEntry ByteMatcher::describe(const Item& item, bool top) const {

@@ -6,6 +6,11 @@
 // (saturated at `min` when unbounded), so `x{0,1000}` costs one item per position, not 1000.
 // Empty derivations use the Aycock-Horspool rule (advance over nullable nonterminals when
 // predicting them), so completions never need to revisit the set being built.
+// Right recursion uses Leo's rule: where a finished set holds only "tail" items waiting for a
+// nonterminal (items one symbol from their end, all completing one node), completing it is
+// completing the top of that chain, which each set records once (chain tops). A right-linear
+// grammar (the regular layer's automata) then costs O(1) items per byte instead of a completion
+// per byte already read.
 //
 // State: one Earley set per consumed byte, stored back to back in one vector. rollback(n)
 // truncates; copying a matcher copies two flat vectors. Because Grammar::build() removes
@@ -115,7 +120,11 @@ class ByteMatcher {
 
   // The symbol the item waits for; false when it cannot advance.
   bool next_symbol(const Item& item, Symbol* out) const;
-  void index_waiting_items();  // indexes the last (finished) set
+  void index_waiting_items();  // indexes the last (finished) set, its chain tops included
+  // The completed item that completing `nt` at finished set `set` amounts to (Leo's rule), or
+  // null when its waiting items are not tails of one chain.
+  const Item* chain_top(uint32_t set, uint32_t nt) const;
+  Item find_chain_top(size_t first, size_t last, int budget) const;
   std::span<const std::pair<uint32_t, uint32_t>> waiting_for(uint32_t set, uint32_t nt) const;
   bool complete(const Item& item) const;
   Item advanced(const Item& item) const;
@@ -131,6 +140,8 @@ class ByteMatcher {
   // sorted by nonterminal: set k's are waiting_[waiting_begin_[k] .. waiting_begin_[k+1]).
   std::vector<std::pair<uint32_t, uint32_t>> waiting_;
   std::vector<uint32_t> waiting_begin_;
+  // Parallel to waiting_: per entry, chain_top() of its (set, nonterminal) (kNoChain: none).
+  std::vector<Item> chain_tops_;
   mutable KeyScratch key_scratch_;
 };
 

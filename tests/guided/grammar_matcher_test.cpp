@@ -98,6 +98,43 @@ TEST(GrammarMatcher, NestedRepetitionsKeepTheirLanguageAndStaySmall) {
   EXPECT_EQ(deep.current_set_size(), flat.current_set_size());
 }
 
+// Leo's rule: a right-recursive (right-linear) grammar, as the regular layer's automata lower
+// to, keeps its Earley sets and its state keys the same size however much was read, even
+// where every position may end the text (a nullable tail).
+TEST(GrammarMatcher, RightRecursionCostsTheSameAtEveryLength) {
+  GrammarBuilder b;
+  RuleId even = b.declare("even"), odd = b.declare("odd");  // "a" pairs then "b" or the end
+  b.define(even, b.alt({b.empty(), b.literal("b"), b.seq({b.literal("a"), b.ref(odd)})}));
+  b.define(odd, b.seq({b.literal("a"), b.ref(even)}));
+  RuleId root = b.rule("root", b.seq({b.literal("<"), b.ref(even), b.literal(">")}));
+  auto g = b.build(root);
+  ByteMatcher m(g);
+  ASSERT_TRUE(m.accept_byte('<'));
+  std::vector<uint32_t> key_at_10, key_at_1000, key;
+  size_t size_at_10 = 0;
+  for (int i = 1; i <= 1000; ++i) {
+    ASSERT_TRUE(m.accept_byte('a'));
+    if (i == 10) {
+      size_at_10 = m.current_set_size();
+      m.state_key(&key_at_10);
+    }
+  }
+  EXPECT_EQ(m.current_set_size(), size_at_10);
+  m.state_key(&key_at_1000);
+  EXPECT_EQ(key_at_1000, key_at_10);
+  ByteMatcher odd_step = m;
+  ASSERT_TRUE(odd_step.accept_byte('a'));
+  odd_step.state_key(&key);
+  EXPECT_NE(key, key_at_10);  // an odd count cannot end: another state
+  EXPECT_FALSE(odd_step.accept_byte('>'));
+  ASSERT_TRUE(m.accept_bytes("b>"));
+  EXPECT_TRUE(m.is_complete());
+  EXPECT_TRUE(ByteMatcher::matches(g, "<aaaa>"));
+  EXPECT_FALSE(ByteMatcher::matches(g, "<aaa>"));
+  EXPECT_FALSE(ByteMatcher::matches(g, "<aaab>"));
+  EXPECT_TRUE(ByteMatcher::matches(g, "<aab>"));
+}
+
 TEST(GrammarMatcher, RejectLeavesStateAndRollbackRestores) {
   auto g = balanced_parens();
   ByteMatcher m(g);

@@ -1,0 +1,643 @@
+// The regular layer: Thompson NFA from the regex tree, subset construction over atoms,
+// products, complement, Moore minimisation and right-linear lowering. See code_point_dfa.h.
+#include "guided/code_point_dfa.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "base/error.h"
+#include "guided/regex_parser.h"
+
+namespace afm::guided {
+
+namespace {
+
+constexpr uint32_t kSurrogateLo = 0xD800, kSurrogateEnd = 0xE000;
+constexpr uint32_t kNone = UINT32_MAX;
+// Moore rounds x states x atoms beyond which minimisation is skipped (the automaton stays
+// correct, only larger).
+constexpr uint64_t kMaxMinimiseWork = uint64_t{64} << 20;
+
+[[noreturn]] void too_large(size_t max_states) {
+  throw Error(ErrorCode::kUnsupported,
+              "regular expression automaton has more than " + std::to_string(max_states) +
+                  " states (budget: automaton states)");
+}
+
+std::vector<uint32_t> decode_utf8(std::string_view s, bool* ok) {
+  std::vector<uint32_t> out;
+  *ok = true;
+  for (size_t i = 0; i < s.size();) {
+    const auto b0 = static_cast<uint8_t>(s[i]);
+    const int len = b0 < 0x80 ? 1 : (b0 >> 5) == 6 ? 2 : (b0 >> 4) == 14 ? 3 : (b0 >> 3) == 30 ? 4 : 0;
+    if (len == 0 || i + len > s.size()) {
+      *ok = false;
+      return out;
+    }
+    uint32_t cp = len == 1 ? b0 : b0 & (0x7F >> len);
+    for (int k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<uint8_t>(s[i + k]) & 0x3F);
+    out.push_back(cp);
+    i += static_cast<size_t>(len);
+  }
+  return out;
+}
+
+// Sorted, unique interval starts covering 0..0x10FFFF, surrogates an interval of their own.
+std::vector<uint32_t> atoms_from(std::vector<uint32_t> starts) {
+  starts.push_back(0);
+  starts.push_back(kSurrogateLo);
+  starts.push_back(kSurrogateEnd);
+  std::erase_if(starts, [](uint32_t s) { return s > kMaxCodePoint; });
+  std::sort(starts.begin(), starts.end());
+  starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+  return starts;
+}
+
+// Thompson NFA: a state has either one character-set edge or epsilon edges.
+class Nfa {
+ public:
+  struct State {
+    std::vector<std::pair<uint32_t, uint32_t>> chars;  // the edge's set (ranges), if any
+    uint32_t to = kNone;
+    std::vector<uint32_t> eps;
+  };
+  struct Frag {
+    uint32_t in, out;
+  };
+
+  Nfa(std::string_view pattern, size_t max_states) : pattern_(pattern), max_(max_states) {}
+
+  uint32_t add() {
+    if (states_.size() >= max_) too_large(max_);
+    states_.emplace_back();
+    return static_cast<uint32_t>(states_.size() - 1);
+  }
+  Frag chars(const CodePointSet& set) {
+    const uint32_t in = add(), out = add();
+    states_[in].chars = set.ranges();
+    states_[in].to = out;
+    return {in, out};
+  }
+  void eps(uint32_t from, uint32_t to) { states_[from].eps.push_back(to); }
+
+  Frag build(const regex::Node& n) {
+    using K = regex::Node::Kind;
+    switch (n.kind) {
+      case K::kChars:
+        return chars(n.chars);
+      case K::kConcat: {
+        const uint32_t in = add();
+        uint32_t at = in;
+        for (const regex::Node& k : n.kids) {
+          const Frag f = build(k);
+          eps(at, f.in);
+          at = f.out;
+        }
+        return {in, at};
+      }
+      case K::kAlt: {
+        const uint32_t in = add(), out = add();
+        for (const regex::Node& k : n.kids) {
+          const Frag f = build(k);
+          eps(in, f.in);
+          eps(f.out, out);
+        }
+        return {in, out};
+      }
+      case K::kRepeat:
+        return repeat(n);
+      case K::kStart:
+      case K::kEnd:
+        break;
+    }
+    regex::unsupported(pattern_, n.offset,
+                       std::string("anchor ") + (n.kind == K::kStart ? "^" : "$") +
+                           " that is not at the start/end of a top-level branch");
+  }
+
+  // One top-level branch: anchors stripped, unanchored ends padded with "any characters".
+  Frag branch(regex::Node b, bool search) {
+    using K = regex::Node::Kind;
+    bool anchored_start = !search, anchored_end = !search;
+    while (!b.kids.empty() && b.kids.front().kind == K::kStart) {
+      anchored_start = true;
+      b.kids.erase(b.kids.begin());
+    }
+    while (!b.kids.empty() && b.kids.back().kind == K::kEnd) {
+      anchored_end = true;
+      b.kids.pop_back();
+    }
+    Frag body = build(b);
+    if (!anchored_start) body = {any_star(body.in, true), body.out};
+    if (!anchored_end) body = {body.in, any_star(body.out, false)};
+    return body;
+  }
+
+  const std::vector<State>& states() const { return states_; }
+
+ private:
+  Frag repeat(const regex::Node& n) {
+    const uint32_t in = add();
+    uint32_t at = in;
+    for (uint32_t i = 0; i < n.min; ++i) {
+      const Frag f = build(n.kids[0]);
+      eps(at, f.in);
+      at = f.out;
+    }
+    if (n.max == kUnbounded) {
+      const uint32_t loop = add();
+      const Frag f = build(n.kids[0]);
+      eps(at, loop);
+      eps(loop, f.in);
+      eps(f.out, loop);
+      return {in, loop};
+    }
+    const uint32_t out = add();
+    for (uint32_t i = n.min; i < n.max; ++i) {
+      const Frag f = build(n.kids[0]);
+      eps(at, f.in);
+      eps(at, out);
+      at = f.out;
+    }
+    eps(at, out);
+    return {in, out};
+  }
+
+  // A loop over every character before `state` (leading = true: returns the new entry) or
+  // after it (returns the new exit).
+  uint32_t any_star(uint32_t state, bool leading) {
+    const Frag c = chars(CodePointSet::all());
+    const uint32_t loop = add();
+    eps(loop, c.in);
+    eps(c.out, loop);
+    if (leading) {
+      eps(loop, state);
+    } else {
+      eps(state, loop);
+    }
+    return loop;
+  }
+
+  std::string_view pattern_;
+  size_t max_;
+  std::vector<State> states_;
+};
+
+}  // namespace
+
+// Builds a table automaton state by state (subset and product constructions).
+class DfaBuilder {
+ public:
+  DfaBuilder(std::vector<uint32_t> atoms, size_t max_states) : max_(max_states) {
+    dfa_.atom_start_ = std::move(atoms);
+  }
+  uint32_t add_state(bool accepting) {
+    if (dfa_.accepting_.size() >= max_) too_large(max_);
+    dfa_.accepting_.push_back(accepting);
+    dfa_.next_.resize(dfa_.next_.size() + dfa_.num_atoms(), CodePointDfa::kDead);
+    return static_cast<uint32_t>(dfa_.accepting_.size() - 1);
+  }
+  void set(uint32_t state, uint32_t atom, uint32_t to) { dfa_.next_[state * dfa_.num_atoms() + atom] = to; }
+  size_t num_atoms() const { return dfa_.num_atoms(); }
+  CodePointDfa take() { return std::move(dfa_); }
+
+ private:
+  size_t max_;
+  CodePointDfa dfa_;
+};
+
+uint32_t CodePointDfa::atom_of(uint32_t cp) const {
+  return static_cast<uint32_t>(std::upper_bound(atom_start_.begin(), atom_start_.end(), cp) -
+                               atom_start_.begin() - 1);
+}
+
+CodePointSet CodePointDfa::atom_set(uint32_t atom) const {
+  const uint32_t lo = atom_start_[atom];
+  const uint32_t hi = atom + 1 < num_atoms() ? atom_start_[atom + 1] - 1 : kMaxCodePoint;
+  if (lo == kSurrogateLo) return {};
+  return CodePointSet::of(lo, hi);
+}
+
+CodePointDfa CodePointDfa::nothing() {
+  DfaBuilder b(atoms_from({}), 1);
+  b.add_state(false);
+  return b.take();
+}
+
+CodePointDfa CodePointDfa::length_between(uint32_t min, uint32_t max, size_t max_states) {
+  const bool unbounded = max == kUnbounded;
+  const uint64_t states = (unbounded ? uint64_t{min} : uint64_t{max}) + 1;
+  if (min > max) return nothing();
+  if (states > max_states) too_large(max_states);
+  DfaBuilder b(atoms_from({}), max_states);
+  for (uint64_t s = 0; s < states; ++s) b.add_state(s >= min);
+  for (uint32_t s = 0; s < states; ++s) {
+    const uint32_t to = s + 1 < states ? s + 1 : (unbounded ? s : kDead);
+    for (uint32_t a = 0; a < b.num_atoms(); ++a) {
+      if (a != 1) b.set(s, a, to);  // atom 1 is the surrogates
+    }
+  }
+  return b.take();
+}
+
+CodePointDfa CodePointDfa::from_strings(const std::vector<std::string>& strings) {
+  std::vector<std::vector<uint32_t>> decoded;
+  std::vector<uint32_t> starts;
+  for (const std::string& s : strings) {
+    bool ok = false;
+    decoded.push_back(decode_utf8(s, &ok));
+    if (!ok) throw Error(ErrorCode::kInvalidArgument, "regular language: a name is not UTF-8");
+    for (uint32_t cp : decoded.back()) {
+      starts.push_back(cp);
+      starts.push_back(cp + 1);
+    }
+  }
+  DfaBuilder b(atoms_from(std::move(starts)), SIZE_MAX);
+  std::vector<std::map<uint32_t, uint32_t>> kids(1);
+  std::vector<bool> accepting(1, false);
+  for (const auto& word : decoded) {
+    uint32_t at = 0;
+    for (uint32_t cp : word) {
+      auto [it, added] = kids[at].emplace(cp, static_cast<uint32_t>(kids.size()));
+      if (added) {
+        kids.emplace_back();
+        accepting.push_back(false);
+      }
+      at = it->second;
+    }
+    accepting[at] = true;
+  }
+  for (size_t s = 0; s < kids.size(); ++s) b.add_state(accepting[s]);
+  CodePointDfa out = b.take();
+  for (size_t s = 0; s < kids.size(); ++s) {
+    for (const auto& [cp, to] : kids[s]) out.next_[s * out.num_atoms() + out.atom_of(cp)] = to;
+  }
+  return out;
+}
+
+CodePointDfa CodePointDfa::from_regex(std::string_view pattern, bool search, size_t max_states) {
+  regex::Node root = regex::parse(pattern);
+  // The NFA may be several times the DFA; both are bounded.
+  Nfa nfa(pattern, max_states * 8);
+  const uint32_t start = nfa.add(), accept = nfa.add();
+  for (regex::Node& branch : root.kids) {
+    const Nfa::Frag f = nfa.branch(std::move(branch), search);
+    nfa.eps(start, f.in);
+    nfa.eps(f.out, accept);
+  }
+  const auto& states = nfa.states();
+  std::vector<uint32_t> starts;
+  for (const Nfa::State& s : states) {
+    for (const auto& [lo, hi] : s.chars) {
+      starts.push_back(lo);
+      starts.push_back(hi + 1);
+    }
+  }
+  CodePointDfa shape;  // holds the atoms, for atom_of
+  shape.atom_start_ = atoms_from(std::move(starts));
+  DfaBuilder b(shape.atom_start_, max_states);
+  // Per NFA state with an edge: the atoms its set covers, as [first, last] runs.
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> edge_atoms(states.size());
+  for (size_t i = 0; i < states.size(); ++i) {
+    for (const auto& [lo, hi] : states[i].chars) edge_atoms[i].emplace_back(shape.atom_of(lo), shape.atom_of(hi));
+  }
+  auto closure = [&](std::vector<uint32_t> set) {
+    std::vector<bool> seen(states.size(), false);
+    for (uint32_t s : set) seen[s] = true;
+    for (size_t i = 0; i < set.size(); ++i) {
+      for (uint32_t t : states[set[i]].eps) {
+        if (!seen[t]) {
+          seen[t] = true;
+          set.push_back(t);
+        }
+      }
+    }
+    std::erase_if(set, [&](uint32_t s) { return states[s].to == kNone && s != accept; });
+    std::sort(set.begin(), set.end());
+    return set;
+  };
+  std::map<std::vector<uint32_t>, uint32_t> ids;
+  std::vector<std::vector<uint32_t>> pending;
+  auto id_of = [&](std::vector<uint32_t> set) {
+    auto [it, added] = ids.try_emplace(std::move(set), 0);
+    if (added) {
+      it->second = b.add_state(std::binary_search(it->first.begin(), it->first.end(), accept));
+      pending.push_back(it->first);
+    }
+    return it->second;
+  };
+  id_of(closure({start}));
+  std::vector<std::pair<uint32_t, uint32_t>> moves;  // (atom, NFA target)
+  for (size_t d = 0; d < pending.size(); ++d) {
+    moves.clear();
+    for (uint32_t s : pending[d]) {
+      for (const auto& [first, last] : edge_atoms[s]) {
+        for (uint32_t a = first; a <= last; ++a) moves.emplace_back(a, states[s].to);
+      }
+    }
+    std::sort(moves.begin(), moves.end());
+    moves.erase(std::unique(moves.begin(), moves.end()), moves.end());
+    std::map<std::vector<uint32_t>, uint32_t> by_targets;  // raw targets -> DFA state
+    for (size_t i = 0; i < moves.size();) {
+      std::vector<uint32_t> targets;
+      size_t j = i;
+      for (; j < moves.size() && moves[j].first == moves[i].first; ++j) targets.push_back(moves[j].second);
+      auto it = by_targets.find(targets);
+      if (it == by_targets.end()) it = by_targets.emplace(targets, id_of(closure(targets))).first;
+      b.set(static_cast<uint32_t>(d), moves[i].first, it->second);
+      i = j;
+    }
+  }
+  return b.take();
+}
+
+CodePointDfa CodePointDfa::product(const CodePointDfa& a, const CodePointDfa& b, bool both,
+                                   size_t max_states) {
+  CodePointDfa shape;  // the common refinement of the atoms
+  shape.atom_start_ = a.atom_start_;
+  shape.atom_start_.insert(shape.atom_start_.end(), b.atom_start_.begin(), b.atom_start_.end());
+  shape.atom_start_ = atoms_from(std::move(shape.atom_start_));
+  DfaBuilder out(shape.atom_start_, max_states);
+  std::vector<uint32_t> in_a, in_b;  // the atom of a / b each common atom lies in
+  for (uint32_t lo : shape.atom_start_) {
+    in_a.push_back(a.atom_of(lo));
+    in_b.push_back(b.atom_of(lo));
+  }
+  std::unordered_map<uint64_t, uint32_t> ids;
+  std::vector<std::pair<uint32_t, uint32_t>> pending;
+  // Intersection: a dead side kills the pair. Union: the live side goes on alone.
+  auto state_of = [&](uint32_t sa, uint32_t sb) {
+    if ((sa == kDead && sb == kDead) || (both && (sa == kDead || sb == kDead))) return kDead;
+    const uint64_t key = (uint64_t{sa} << 32) | sb;
+    auto [it, added] = ids.try_emplace(key, 0);
+    if (added) {
+      const bool acc_a = sa != kDead && a.accepting_[sa];
+      const bool acc_b = sb != kDead && b.accepting_[sb];
+      it->second = out.add_state(both ? acc_a && acc_b : acc_a || acc_b);
+      pending.emplace_back(sa, sb);
+    }
+    return it->second;
+  };
+  state_of(0, 0);
+  for (size_t d = 0; d < pending.size(); ++d) {
+    const auto [sa, sb] = pending[d];
+    for (uint32_t atom = 0; atom < shape.atom_start_.size(); ++atom) {
+      const uint32_t ta = sa == kDead ? kDead : a.next(sa, in_a[atom]);
+      const uint32_t tb = sb == kDead ? kDead : b.next(sb, in_b[atom]);
+      const uint32_t to = state_of(ta, tb);
+      if (to != kDead) out.set(static_cast<uint32_t>(d), atom, to);
+    }
+  }
+  return out.take().trimmed();
+}
+
+CodePointDfa CodePointDfa::intersect(const CodePointDfa& a, const CodePointDfa& b,
+                                     size_t max_states) {
+  return product(a, b, /*both=*/true, max_states);
+}
+
+CodePointDfa CodePointDfa::unite(const CodePointDfa& a, const CodePointDfa& b, size_t max_states) {
+  return product(a, b, /*both=*/false, max_states);
+}
+
+CodePointDfa CodePointDfa::complement() const {
+  CodePointDfa out = *this;
+  const uint32_t sink = static_cast<uint32_t>(num_states());
+  out.accepting_.push_back(false);
+  out.next_.resize(out.next_.size() + num_atoms(), kDead);
+  const uint32_t surrogates = atom_of(kSurrogateLo);
+  for (uint32_t s = 0; s <= sink; ++s) {
+    out.accepting_[s] = !out.accepting_[s];
+    for (uint32_t a = 0; a < num_atoms(); ++a) {
+      uint32_t& to = out.next_[s * num_atoms() + a];
+      if (a == surrogates) {
+        to = kDead;
+      } else if (to == kDead) {
+        to = sink;
+      }
+    }
+  }
+  return out;
+}
+
+CodePointDfa CodePointDfa::trimmed() const {
+  const size_t n = num_states(), atoms = num_atoms();
+  std::vector<bool> reached(n, false);
+  std::vector<uint32_t> order{0};
+  reached[0] = true;
+  for (size_t i = 0; i < order.size(); ++i) {
+    for (uint32_t a = 0; a < atoms; ++a) {
+      const uint32_t t = next(order[i], a);
+      if (t != kDead && !reached[t]) {
+        reached[t] = true;
+        order.push_back(t);
+      }
+    }
+  }
+  std::vector<std::vector<uint32_t>> back(n);
+  for (uint32_t s : order) {
+    for (uint32_t a = 0; a < atoms; ++a) {
+      if (next(s, a) != kDead) back[next(s, a)].push_back(s);
+    }
+  }
+  std::vector<bool> useful(n, false);
+  std::vector<uint32_t> stack;
+  for (uint32_t s : order) {
+    if (accepting_[s]) {
+      useful[s] = true;
+      stack.push_back(s);
+    }
+  }
+  while (!stack.empty()) {
+    const uint32_t s = stack.back();
+    stack.pop_back();
+    for (uint32_t p : back[s]) {
+      if (!useful[p]) {
+        useful[p] = true;
+        stack.push_back(p);
+      }
+    }
+  }
+  if (!useful[0]) return nothing();
+  std::vector<uint32_t> id(n, kDead);
+  uint32_t count = 0;
+  for (uint32_t s : order) {
+    if (useful[s]) id[s] = count++;
+  }
+  CodePointDfa out;
+  out.atom_start_ = atom_start_;
+  out.accepting_.resize(count);
+  out.next_.assign(size_t{count} * atoms, kDead);
+  for (uint32_t s : order) {
+    if (id[s] == kDead) continue;
+    out.accepting_[id[s]] = accepting_[s];
+    for (uint32_t a = 0; a < atoms; ++a) {
+      const uint32_t t = next(s, a);
+      if (t != kDead) out.next_[size_t{id[s]} * atoms + a] = id[t];
+    }
+  }
+  return out;
+}
+
+CodePointDfa CodePointDfa::minimized() const {
+  CodePointDfa t = trimmed();
+  const size_t n = t.num_states(), atoms = t.num_atoms();
+  // Moore: refine "accepting or not" by the classes of each state's successors until stable.
+  std::vector<uint32_t> cls(n);
+  for (size_t s = 0; s < n; ++s) cls[s] = t.accepting_[s] ? 1 : 0;
+  size_t classes = 0;
+  uint64_t work = 0;
+  std::map<std::vector<uint32_t>, uint32_t> ids;
+  std::vector<uint32_t> sig;
+  while (true) {
+    ids.clear();
+    std::vector<uint32_t> refined(n);
+    for (size_t s = 0; s < n; ++s) {
+      sig.assign(1, cls[s]);
+      for (uint32_t a = 0; a < atoms; ++a) {
+        const uint32_t to = t.next_[s * atoms + a];
+        sig.push_back(to == kDead ? kDead : cls[to]);
+      }
+      refined[s] = ids.try_emplace(sig, static_cast<uint32_t>(ids.size())).first->second;
+    }
+    work += uint64_t{n} * atoms;
+    const bool stable = ids.size() == classes;
+    classes = ids.size();
+    cls = std::move(refined);
+    if (stable) break;
+    if (work > kMaxMinimiseWork) return t;
+  }
+  // Renumber classes so the start's class is 0, then merge neighbouring atoms whose columns
+  // agree (never across the surrogates' bounds).
+  std::vector<uint32_t> id(classes, kDead), rep(classes);
+  uint32_t count = 0;
+  id[cls[0]] = count++;
+  rep[cls[0]] = 0;
+  for (uint32_t s = 0; s < n; ++s) {
+    if (id[cls[s]] == kDead) {
+      id[cls[s]] = count++;
+      rep[cls[s]] = s;
+    }
+  }
+  std::vector<uint32_t> order(classes);
+  for (uint32_t c = 0; c < classes; ++c) order[id[c]] = rep[c];
+  std::vector<uint32_t> keep_atoms;
+  for (uint32_t a = 0; a < atoms; ++a) {
+    const uint32_t lo = t.atom_start_[a];
+    bool same = a > 0 && lo != kSurrogateLo && lo != kSurrogateEnd;
+    for (uint32_t c = 0; same && c < classes; ++c) {
+      const uint32_t x = t.next_[order[c] * atoms + a], y = t.next_[order[c] * atoms + a - 1];
+      same = (x == kDead ? kDead : id[cls[x]]) == (y == kDead ? kDead : id[cls[y]]);
+    }
+    if (!same) keep_atoms.push_back(a);
+  }
+  CodePointDfa out;
+  for (uint32_t a : keep_atoms) out.atom_start_.push_back(t.atom_start_[a]);
+  out.accepting_.resize(classes);
+  out.next_.assign(classes * keep_atoms.size(), kDead);
+  for (uint32_t c = 0; c < classes; ++c) {
+    out.accepting_[c] = t.accepting_[order[c]];
+    for (size_t k = 0; k < keep_atoms.size(); ++k) {
+      const uint32_t to = t.next_[order[c] * atoms + keep_atoms[k]];
+      if (to != kDead) out.next_[c * keep_atoms.size() + k] = id[cls[to]];
+    }
+  }
+  return out;
+}
+
+// trimmed() keeps only states on a path to acceptance, and a lone non-accepting start when
+// there is none.
+bool CodePointDfa::empty() const {
+  const CodePointDfa t = trimmed();
+  return !t.accepting_[0] && t.num_states() == 1;
+}
+
+bool CodePointDfa::matches(std::string_view utf8) const {
+  bool ok = false;
+  const std::vector<uint32_t> cps = decode_utf8(utf8, &ok);
+  if (!ok) return false;
+  uint32_t s = 0;
+  for (uint32_t cp : cps) {
+    if (cp > kMaxCodePoint) return false;
+    s = next(s, atom_of(cp));
+    if (s == kDead) return false;
+  }
+  return accepting_[s];
+}
+
+std::pair<uint32_t, uint32_t> CodePointDfa::length_range() const {
+  const CodePointDfa t = trimmed();
+  const size_t n = t.num_states(), atoms = t.num_atoms();
+  // Shortest: breadth-first distance to an accepting state.
+  std::vector<uint32_t> dist(n, kUnbounded);
+  std::vector<uint32_t> queue{0};
+  dist[0] = 0;
+  uint32_t shortest = kUnbounded;
+  for (size_t i = 0; i < queue.size(); ++i) {
+    const uint32_t s = queue[i];
+    if (t.accepting_[s]) shortest = std::min(shortest, dist[s]);
+    for (uint32_t a = 0; a < atoms; ++a) {
+      const uint32_t to = t.next(s, a);
+      if (to != kDead && dist[to] == kUnbounded) {
+        dist[to] = dist[s] + 1;
+        queue.push_back(to);
+      }
+    }
+  }
+  // Longest: unbounded on any cycle (every trimmed state lies on an accepting path), else the
+  // longest path of the DAG, in topological order (Kahn).
+  std::vector<uint32_t> indegree(n, 0);
+  for (size_t s = 0; s < n; ++s) {
+    for (uint32_t a = 0; a < atoms; ++a) {
+      if (t.next(static_cast<uint32_t>(s), a) != kDead) ++indegree[t.next(static_cast<uint32_t>(s), a)];
+    }
+  }
+  std::vector<uint32_t> ready, longest(n, 0);
+  for (uint32_t s = 0; s < n; ++s) {
+    if (indegree[s] == 0) ready.push_back(s);
+  }
+  uint32_t best = 0;
+  size_t done = 0;
+  while (!ready.empty()) {
+    const uint32_t s = ready.back();
+    ready.pop_back();
+    ++done;
+    if (t.accepting_[s]) best = std::max(best, longest[s]);
+    for (uint32_t a = 0; a < atoms; ++a) {
+      const uint32_t to = t.next(s, a);
+      if (to == kDead) continue;
+      longest[to] = std::max(longest[to], longest[s] + 1);
+      if (--indegree[to] == 0) ready.push_back(to);
+    }
+  }
+  return {shortest, done < n ? kUnbounded : best};
+}
+
+Expr CodePointDfa::lower(GrammarBuilder& b, CharEncoding encoding) const {
+  const CodePointDfa t = minimized();
+  if (t.empty()) return b.nothing();
+  const size_t n = t.num_states();
+  std::vector<RuleId> rules(n);
+  for (size_t s = 0; s < n; ++s) rules[s] = b.declare("dfa" + std::to_string(s));
+  std::map<std::vector<std::pair<uint32_t, uint32_t>>, Expr> class_exprs;
+  for (uint32_t s = 0; s < n; ++s) {
+    std::map<uint32_t, CodePointSet> by_target;
+    for (uint32_t a = 0; a < t.num_atoms(); ++a) {
+      const uint32_t to = t.next(s, a);
+      if (to != kDead) by_target[to].add(t.atom_set(a));
+    }
+    std::vector<Expr> options;
+    if (t.accepting_[s]) options.push_back(b.empty());
+    for (const auto& [to, set] : by_target) {
+      if (set.empty()) continue;
+      auto [it, added] = class_exprs.try_emplace(set.ranges(), Expr{});
+      if (added) it->second = encode_char_class(b, set, encoding);
+      options.push_back(b.seq({it->second, b.ref(rules[to])}));
+    }
+    b.define(rules[s], b.alt(std::move(options)));
+  }
+  return b.ref(rules[0]);
+}
+
+}  // namespace afm::guided
