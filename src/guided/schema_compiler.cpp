@@ -24,7 +24,6 @@ const std::map<std::string, std::string> kUnsupported = {
     {"if", "conditional schemas are not supported"},
     {"then", "conditional schemas are not supported"},
     {"else", "conditional schemas are not supported"},
-    {"propertyNames", "key schemas are not supported"},
     {"contains", "contains is not supported"},
     {"minContains", "contains is not supported"},
     {"maxContains", "contains is not supported"},
@@ -42,7 +41,8 @@ const std::set<std::string> kSupported = {
     "prefixItems", "minItems", "maxItems", "uniqueItems", "minLength", "maxLength",
     "pattern",  "format",    "minimum",    "maximum",   "exclusiveMinimum",
     "exclusiveMaximum", "multipleOf", "not", "dependentRequired", "dependentSchemas",
-    "dependencies", "patternProperties", "minProperties", "maxProperties", "additionalItems"};
+    "dependencies", "patternProperties", "minProperties", "maxProperties", "additionalItems",
+    "propertyNames"};
 
 const char* const kTypeNames[] = {"null", "boolean", "object", "array", "string", "number",
                                    "integer"};

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "guided/code_point_dfa.h"
 #include "guided/grammar.h"
 #include "guided/json_schema_compiler.h"
 
@@ -18,6 +19,31 @@ namespace afm::guided {
 
 using Json = nlohmann::ordered_json;
 struct MemberMerge;  // schema_combinators.cpp
+
+// One regular constraint on a string: a `pattern` (matched anywhere) or a `format` (whole).
+struct StringRegex {
+  std::string regex;
+  std::string keyword;
+  bool search;
+};
+
+// patternProperties patterns that share one value schema (schema_object_keys.cpp).
+struct PatternGroup {
+  CodePointDfa keys;  // the keys any of them matches
+  Json schema;
+  std::string pointer;  // the first pattern's, for errors
+};
+
+// What decides an object's keys through the regular layer: patterns and propertyNames.
+struct ObjectKeyRules {
+  std::vector<PatternGroup> groups;
+  std::optional<CodePointDfa> names;  // propertyNames, when present
+  bool regular() const { return !groups.empty() || names.has_value(); }
+  bool allows(const std::string& name) const;
+  // The allOf of `own` (if any) and the schemas of the patterns matching `name`; nullopt when
+  // neither applies.
+  std::optional<Json> value_schema(const std::string& name, const Json* own) const;
+};
 
 class SchemaCompiler {
  public:
@@ -52,15 +78,24 @@ class SchemaCompiler {
   Expr compile_array(const Json& schema, const std::string& pointer, int depth);
   Expr key_not_in(const std::vector<std::string>& names);
   Expr member_pair(const std::string& name, Expr value);
-  Expr pattern_members(const Json& schema, const std::string& pointer, int depth);
-  void check_no_pattern_matches(const Json& schema, const std::vector<std::string>& names,
-                                const std::string& pointer) const;
+
+  // schema_object_keys.cpp
+  ObjectKeyRules object_key_rules(const Json& schema, const std::string& pointer) const;
+  CodePointDfa property_names_dfa(const Json& schema, const std::string& pointer) const;
+  // Members whose keys are none of `names`, split into regions by the patterns they match.
+  std::optional<Expr> regular_additional_members(const ObjectKeyRules& rules,
+                                                 const std::vector<std::string>& names,
+                                                 const Json& additional, const std::string& pointer,
+                                                 int depth);
 
   // schema_scalars.cpp
   Expr compile_string(const Json& schema, const std::string& pointer);
   Expr compile_number(const Json& schema, const std::string& pointer, bool integer);
   Expr compile_enum(const Json& schema, const std::string& pointer);
   Expr string_body(const Json& schema, const std::string& pointer);
+  std::vector<StringRegex> string_regexes(const Json& schema, const std::string& pointer) const;
+  // pattern, format, minLength and maxLength as one automaton over the string's characters.
+  CodePointDfa string_dfa(const Json& schema, const std::string& pointer) const;
   Expr any_char();
 
   // schema_combinators.cpp

@@ -208,25 +208,35 @@ Expr SchemaCompiler::compile_object(const Json& schema, const std::string& point
     }
   }
   std::set<std::string> required_set(required.begin(), required.end());
+  const ObjectKeyRules rules = object_key_rules(schema, pointer);
   std::vector<Member> members;
   std::vector<std::string> names;
   const std::string props_ptr = child_pointer(pointer, "properties");
   for (const auto& [name, sub] : props.items()) {
-    members.push_back({name, member_pair(name, compile(sub, child_pointer(props_ptr, name), depth + 1)),
-                       required_set.count(name) > 0});
     names.push_back(name);
+    const bool is_required = required_set.count(name) > 0;
+    if (!rules.allows(name)) {  // propertyNames rules the key out
+      if (is_required) return b_.nothing();
+      continue;
+    }
+    const std::string at = child_pointer(props_ptr, name);
+    const std::optional<Json> merged = rules.value_schema(name, &sub);
+    members.push_back({name, member_pair(name, compile(rules.groups.empty() ? sub : *merged, at, depth + 1)),
+                       is_required});
   }
   const std::string add_ptr = child_pointer(pointer, "additionalProperties");
   std::set<std::string> named(names.begin(), names.end());
   for (const std::string& name : required) {  // required but undeclared: additional schema
     if (!named.insert(name).second) continue;
-    members.push_back({name, member_pair(name, compile(additional, add_ptr, depth + 1)), true});
+    if (!rules.allows(name)) return b_.nothing();
+    const std::optional<Json> by_pattern = rules.value_schema(name, nullptr);
+    members.push_back({name, member_pair(name, compile(by_pattern ? *by_pattern : additional,
+                                                       add_ptr, depth + 1)), true});
     names.push_back(name);
   }
-  check_no_pattern_matches(schema, names, pointer);
   std::optional<Expr> extra;
-  if (schema.contains("patternProperties")) {
-    extra = pattern_members(schema, pointer, depth);
+  if (rules.regular()) {
+    extra = regular_additional_members(rules, names, additional, pointer, depth);
   } else if (!(additional.is_boolean() && !additional.get<bool>())) {
     extra = b_.seq({key_not_in(names), colon(), compile(additional, add_ptr, depth + 1)});
   }
@@ -238,55 +248,6 @@ Expr SchemaCompiler::compile_object(const Json& schema, const std::string& point
   if (min_props > kMaxItemsBound) unsupported(pointer, "minProperties", "bounds above 100000 are not supported");
   MemberChain chain{b_, comma(), members, extra, min_props, max_props};
   return b_.seq({b_.literal("{"), chain.build(), b_.literal("}")});
-}
-
-// patternProperties: a key matching a pattern takes that pattern's schema instead of
-// additionalProperties. Compiled exactly where that needs no language complement or
-// intersection: additionalProperties is false (keys matching no pattern are invalid anyway)
-// and every pattern has the same schema (a key matching several needs nothing more). The
-// additional keys are then the strings the patterns find (search semantics, as `pattern`),
-// each with that schema. Declared and required names must not match a pattern (checked
-// separately), so a pattern key never repeats one of them. Other shapes fail closed.
-Expr SchemaCompiler::pattern_members(const Json& schema, const std::string& pointer, int depth) {
-  const Json& patterns = schema["patternProperties"];
-  if (!patterns.is_object()) invalid(pointer, "patternProperties", "must be an object");
-  if (!(schema.contains("additionalProperties") && schema["additionalProperties"] == Json(false))) {
-    unsupported(pointer, "patternProperties",
-                "keys matching no pattern would need the patterns' complement (supported with "
-                "additionalProperties: false)");
-  }
-  const std::string ptr = child_pointer(pointer, "patternProperties");
-  std::vector<Expr> keys;
-  for (const auto& [pattern, sub] : patterns.items()) {
-    if (sub != patterns.begin().value()) {
-      unsupported(pointer, "patternProperties", "patterns with different schemas");
-    }
-    keys.push_back(compile_string(Json{{"type", "string"}, {"pattern", pattern}},
-                                  child_pointer(ptr, pattern)));
-  }
-  if (keys.empty()) return b_.nothing();
-  const std::string value_ptr = child_pointer(ptr, patterns.begin().key());
-  return b_.seq({b_.alt(std::move(keys)), colon(), compile(patterns.begin().value(), value_ptr, depth + 1)});
-}
-
-// A declared or required property whose name a pattern matches would have to satisfy both
-// schemas and could be written twice (once as a pattern key): fail closed instead.
-void SchemaCompiler::check_no_pattern_matches(const Json& schema,
-                                              const std::vector<std::string>& names,
-                                              const std::string& pointer) const {
-  if (!schema.contains("patternProperties") || !schema["patternProperties"].is_object()) return;
-  for (const auto& [pattern, sub] : schema["patternProperties"].items()) {
-    SchemaCompiler probe(root_, piece_options());
-    const auto keys = probe.compile_detached(Json{{"type", "string"}, {"pattern", pattern}},
-                                             child_pointer(child_pointer(pointer, "patternProperties"),
-                                                           pattern));
-    for (const std::string& name : names) {
-      if (ByteMatcher::matches(keys, json_key(name))) {
-        unsupported(pointer, "patternProperties",
-                    "pattern '" + pattern + "' matches the declared property '" + name + "'");
-      }
-    }
-  }
 }
 
 Expr SchemaCompiler::compile_array(const Json& schema, const std::string& pointer, int depth) {

@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "guided/byte_matcher.h"
 #include "guided/char_classes.h"
+#include "guided/code_point_dfa.h"
 #include "guided/number_grammar.h"
 #include "guided/regex_compiler.h"
 #include "guided/schema_compiler.h"
@@ -19,6 +20,25 @@ constexpr uint64_t kMaxLengthBound = 100000;
   "[A-Za-z0-9]([A-Za-z0-9-]?[A-Za-z0-9])?|[A-Za-z0-9][A-Za-z0-9-]{2}[A-Za-z0-9]|" \
   "[A-Za-z0-9][A-Za-z0-9-]([A-Za-z0-9][A-Za-z0-9-]|-[A-Za-z0-9])[A-Za-z0-9-]{0,56}[A-Za-z0-9]"
 #define AFM_URI_PCHAR "[A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2}"
+// A path segment's character in a relative reference's first segment: no ':' (RFC 3986 4.2).
+#define AFM_URI_PCHAR_NC "[A-Za-z0-9._~!$&'()*+,;=@-]|%[0-9A-Fa-f]{2}"
+// RFC 3987 ucschar, the Basic Multilingual Plane part: what an IRI adds to a URI's characters.
+#define AFM_UCSCHAR "[\\u00A0-\\uD7FF\\uF900-\\uFDCF\\uFDF0-\\uFFEF]"
+// hier-part / relative-part after the scheme (or at the start), then query and fragment,
+// over a path character class PC and a first-segment class NC (RFC 3986 3, 4.2).
+#define AFM_URI_AUTHORITY(PC)                                                      \
+  "//(([A-Za-z0-9._~!$&'()*+,;=:-]|%[0-9A-Fa-f]{2}" PC ")*@)?"                   \
+  "([A-Za-z0-9._~!$&'()*+,;=-]|%[0-9A-Fa-f]{2}" PC ")*(:\\d*)?(/(" AFM_URI_PCHAR PC ")*)*"
+#define AFM_URI_PATH(PC, FIRST)                                                    \
+  "(" AFM_URI_AUTHORITY(PC) "|/((" AFM_URI_PCHAR PC ")+(/(" AFM_URI_PCHAR PC ")*)*)?|(" FIRST \
+  PC ")+(/(" AFM_URI_PCHAR PC ")*)*)?(\\?(" AFM_URI_PCHAR PC "|[/?])*)?(#(" AFM_URI_PCHAR PC "|[/?])*)?"
+#define AFM_URI(PC) "[A-Za-z][A-Za-z0-9+.-]*:" AFM_URI_PATH(PC, AFM_URI_PCHAR)
+#define AFM_RELATIVE_REF(PC) AFM_URI_PATH(PC, AFM_URI_PCHAR_NC)
+#define AFM_H16 "[0-9A-Fa-f]{1,4}"
+#define AFM_IPV4 "((25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)\\.){3}(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)"
+#define AFM_LS32 "(" AFM_H16 ":" AFM_H16 "|" AFM_IPV4 ")"
+#define AFM_DUR_TIME "T(\\d+H(\\d+M(\\d+S)?)?|\\d+M(\\d+S)?|\\d+S)"
+#define AFM_JSON_POINTER "(/([^~/]|~[01])*)*"
 
 // Formats as full-match regexes; each accepts only strings valid for the format (a subset
 // where noted in docs/guided.md: no leap seconds, ASCII-only email and URI).
@@ -29,7 +49,15 @@ const std::map<std::string, std::string> kFormats = {
      "02-(0[1-9]|1\\d|2[0-8]))"},
     {"time", "([01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(\\.\\d+)?([Zz]|[+-]([01]\\d|2[0-3]):[0-5]\\d)"},
     {"uuid", "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"},
-    {"ipv4", "((25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)\\.){3}(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)"},
+    {"ipv4", AFM_IPV4},
+    // RFC 4291 2.2 text forms (RFC 3986's IPv6address): 8 groups, or fewer around one "::",
+    // the last 32 bits optionally as IPv4. No zone index.
+    {"ipv6",
+     "(" AFM_H16 ":){6}" AFM_LS32 "|::(" AFM_H16 ":){5}" AFM_LS32 "|(" AFM_H16 ")?::(" AFM_H16
+     ":){4}" AFM_LS32 "|((" AFM_H16 ":)?" AFM_H16 ")?::(" AFM_H16 ":){3}" AFM_LS32 "|((" AFM_H16
+     ":){0,2}" AFM_H16 ")?::(" AFM_H16 ":){2}" AFM_LS32 "|((" AFM_H16 ":){0,3}" AFM_H16 ")?::" AFM_H16
+     ":" AFM_LS32 "|((" AFM_H16 ":){0,4}" AFM_H16 ")?::" AFM_LS32 "|((" AFM_H16 ":){0,5}" AFM_H16
+     ")?::" AFM_H16 "|((" AFM_H16 ":){0,6}" AFM_H16 ")?::"},
     {"email",
      "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@"
      "[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*"},
@@ -38,14 +66,34 @@ const std::map<std::string, std::string> kFormats = {
     // and no "--" in a label's 3rd and 4th characters, which RFC 5891 reserves for A-labels
     // (`xn--`, valid only as correct Punycode, which no regular grammar checks).
     {"hostname", "(" AFM_HOST_LABEL ")(\\.(" AFM_HOST_LABEL ")){0,3}"},
-    // RFC 3986 URI (absolute, with optional authority); no IPv6 host literals.
-    {"uri",
-     "[A-Za-z][A-Za-z0-9+.-]*:(//(([A-Za-z0-9._~!$&'()*+,;=:-]|%[0-9A-Fa-f]{2})*@)?"
-     "([A-Za-z0-9._~!$&'()*+,;=-]|%[0-9A-Fa-f]{2})*(:\\d*)?(/(" AFM_URI_PCHAR ")*)*|"
-     "/((" AFM_URI_PCHAR ")+(/(" AFM_URI_PCHAR ")*)*)?|(" AFM_URI_PCHAR ")+(/(" AFM_URI_PCHAR ")*)*)?"
-     "(\\?(" AFM_URI_PCHAR "|[/?])*)?(#(" AFM_URI_PCHAR "|[/?])*)?"},
+    // RFC 3986 URI (absolute, with optional authority) and URI reference (a URI or a
+    // relative reference); RFC 3987 IRIs add the BMP's ucschar. No IPv6 host literals.
+    {"uri", AFM_URI("")},
+    {"uri-reference", AFM_URI("") "|" AFM_RELATIVE_REF("")},
+    {"iri", AFM_URI("|" AFM_UCSCHAR)},
+    {"iri-reference", AFM_URI("|" AFM_UCSCHAR) "|" AFM_RELATIVE_REF("|" AFM_UCSCHAR)},
+    // "url" is no JSON Schema format (validators ignore it): written as a URI, what it means.
+    {"url", AFM_URI("")},
+    // RFC 3339 Appendix A durations (a subset of ISO 8601: no fractions, no gaps in Y-M-D).
+    {"duration", "P((\\d+D|\\d+M(\\d+D)?|\\d+Y(\\d+M(\\d+D)?)?)(" AFM_DUR_TIME ")?|" AFM_DUR_TIME "|\\d+W)"},
+    // RFC 6901 and draft-handrews-relative-json-pointer.
+    {"json-pointer", AFM_JSON_POINTER},
+    {"relative-json-pointer", "(0|[1-9]\\d*)(#|" AFM_JSON_POINTER ")"},
+    // OpenAPI's "byte": base64 (RFC 4648 4, padded), also no JSON Schema format.
+    {"byte", "([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?"},
 };
 
+#undef AFM_JSON_POINTER
+#undef AFM_DUR_TIME
+#undef AFM_LS32
+#undef AFM_IPV4
+#undef AFM_H16
+#undef AFM_RELATIVE_REF
+#undef AFM_URI
+#undef AFM_URI_PATH
+#undef AFM_URI_AUTHORITY
+#undef AFM_UCSCHAR
+#undef AFM_URI_PCHAR_NC
 #undef AFM_URI_PCHAR
 #undef AFM_HOST_LABEL
 
@@ -86,27 +134,63 @@ std::optional<Bound> tighter(std::optional<Bound> a, std::optional<Bound> b, int
 
 }  // namespace
 
-Expr SchemaCompiler::string_body(const Json& schema, const std::string& pointer) {
-  const uint64_t min_len = length_keyword(*this, schema, pointer, "minLength", 0);
-  const uint64_t max_len = length_keyword(*this, schema, pointer, "maxLength", UINT64_MAX);
-  if (min_len > max_len) return b_.nothing();
-  std::string regex, keyword;
-  bool search = true;
+// The string's constraints as regexes: `pattern` (searched) and `format` (whole string).
+std::vector<StringRegex> SchemaCompiler::string_regexes(const Json& schema,
+                                                        const std::string& pointer) const {
+  std::vector<StringRegex> out;
   if (schema.contains("pattern")) {
     if (!schema["pattern"].is_string()) invalid(pointer, "pattern", "must be a string");
-    regex = schema["pattern"].get<std::string>();
-    keyword = "pattern";
+    out.push_back({schema["pattern"].get<std::string>(), "pattern", true});
   }
   if (schema.contains("format")) {
     if (!schema["format"].is_string()) invalid(pointer, "format", "must be a string");
     const std::string name = schema["format"].get<std::string>();
     if (format_regex(name).empty()) unsupported(pointer, "format", "unknown format '" + name + "'");
-    if (!keyword.empty()) unsupported(pointer, "format", "format together with pattern");
-    regex = format_regex(name);
-    keyword = "format";
-    search = false;
+    out.push_back({format_regex(name), "format", false});
   }
-  if (keyword.empty()) {
+  return out;
+}
+
+// The string content a schema allows, as an automaton (the regular layer): every pattern and
+// format intersected, then the length bounds.
+CodePointDfa SchemaCompiler::string_dfa(const Json& schema, const std::string& pointer) const {
+  const uint64_t min_len = length_keyword(*this, schema, pointer, "minLength", 0);
+  const uint64_t max_len = length_keyword(*this, schema, pointer, "maxLength", UINT64_MAX);
+  if (min_len > max_len) return CodePointDfa::nothing();
+  std::string keyword = "pattern";
+  try {
+    CodePointDfa dfa = CodePointDfa::everything();
+    for (const StringRegex& r : string_regexes(schema, pointer)) {
+      keyword = r.keyword;
+      dfa = CodePointDfa::intersect(dfa, CodePointDfa::from_regex(r.regex, r.search)).minimized();
+    }
+    if (min_len > 0 || max_len != UINT64_MAX) {
+      keyword = schema.contains("maxLength") ? "maxLength" : "minLength";
+      if (min_len > kMaxLengthBound || (max_len != UINT64_MAX && max_len > kMaxLengthBound)) {
+        unsupported(pointer, keyword, "lengths above 100000 are not supported");
+      }
+      const auto hi = max_len == UINT64_MAX ? kUnbounded : static_cast<uint32_t>(max_len);
+      // Only the lengths the language has need counting: a bound it already meets is free.
+      const auto [shortest, longest] = dfa.empty() ? std::pair<uint32_t, uint32_t>{0, 0}
+                                                   : dfa.length_range();
+      if (shortest < min_len || (hi != kUnbounded && (longest == kUnbounded || longest > hi))) {
+        dfa = CodePointDfa::intersect(
+                  dfa, CodePointDfa::length_between(static_cast<uint32_t>(min_len), hi)).minimized();
+      }
+    }
+    return dfa;
+  } catch (const Error& e) {
+    if (std::string(e.what()).rfind("json schema:", 0) == 0) throw;
+    throw Error(e.code(), "json schema: keyword '" + keyword + "' at #" + pointer + ": " + e.what());
+  }
+}
+
+Expr SchemaCompiler::string_body(const Json& schema, const std::string& pointer) {
+  const uint64_t min_len = length_keyword(*this, schema, pointer, "minLength", 0);
+  const uint64_t max_len = length_keyword(*this, schema, pointer, "maxLength", UINT64_MAX);
+  if (min_len > max_len) return b_.nothing();
+  const std::vector<StringRegex> regexes = string_regexes(schema, pointer);
+  if (regexes.empty()) {
     if (min_len > kMaxLengthBound || (max_len != UINT64_MAX && max_len > kMaxLengthBound)) {
       unsupported(pointer, min_len > kMaxLengthBound ? "minLength" : "maxLength",
                   "lengths above 100000 are not supported");
@@ -114,21 +198,21 @@ Expr SchemaCompiler::string_body(const Json& schema, const std::string& pointer)
     return b_.repeat(any_char(), static_cast<uint32_t>(min_len),
                      max_len == UINT64_MAX ? kUnbounded : static_cast<uint32_t>(max_len));
   }
-  RegexExpr r;
-  try {
-    r = compile_regex(b_, regex, CharEncoding::kJsonString, search);
-  } catch (const Error& e) {
-    throw Error(e.code(), "json schema: keyword '" + keyword + "' at #" + pointer + ": " + e.what());
+  if (regexes.size() == 1) {  // one regex whose lengths imply the bounds: the grammar directly
+    RegexExpr r;
+    try {
+      r = compile_regex(b_, regexes[0].regex, CharEncoding::kJsonString, regexes[0].search);
+    } catch (const Error& e) {
+      throw Error(e.code(), "json schema: keyword '" + regexes[0].keyword + "' at #" + pointer +
+                                ": " + e.what());
+    }
+    if (r.min_chars >= min_len &&
+        (max_len == UINT64_MAX || (r.max_chars != kUnbounded && r.max_chars <= max_len))) {
+      return r.expr;
+    }
   }
-  // A regex and a length bound together are only accepted when the regex implies the bound.
-  const bool implied = r.min_chars >= min_len &&
-                       (max_len == UINT64_MAX || (r.max_chars != kUnbounded && r.max_chars <= max_len));
-  if (!implied) {
-    unsupported(pointer, schema.contains("maxLength") ? "maxLength" : "minLength",
-                "length bounds together with " + keyword + " (unless the " + keyword +
-                    " implies them)");
-  }
-  return r.expr;
+  // Several regexes, or bounds the regex does not imply: their intersection, as an automaton.
+  return string_dfa(schema, pointer).lower(b_, CharEncoding::kJsonString);
 }
 
 Expr SchemaCompiler::compile_string(const Json& schema, const std::string& pointer) {

@@ -145,8 +145,21 @@ TEST(JsonSchemaCompiler, StringsLengthPatternFormat) {
   EXPECT_FALSE(ok(d, R"("2023-04-31")"));
   auto u = compile(R"({"format":"uuid","type":"string"})");
   EXPECT_TRUE(ok(u, R"("123e4567-e89b-12d3-a456-426614174000")"));
-  expect_error(R"({"type":"string","pattern":"a","maxLength":3})", ErrorCode::kUnsupported,
-               "maxLength", "#");
+  // A pattern with length bounds it does not imply: the intersection (regular layer).
+  auto bounded = compile(R"({"type":"string","pattern":"a","maxLength":3})");
+  EXPECT_TRUE(ok(bounded, R"("xa")"));
+  EXPECT_TRUE(ok(bounded, R"("\na")"));  // one character, two bytes escaped
+  EXPECT_FALSE(ok(bounded, R"("xxxa")"));
+  EXPECT_FALSE(ok(bounded, R"("xxx")"));
+  auto both = compile(R"({"type":"string","format":"ipv4","pattern":"^10\\.","minLength":9})");
+  EXPECT_TRUE(ok(both, R"("10.0.0.10")"));
+  EXPECT_FALSE(ok(both, R"("10.0.0.1")"));   // too short
+  EXPECT_FALSE(ok(both, R"("11.0.0.10")"));  // pattern
+  EXPECT_FALSE(ok(both, R"("10.0.0.300")"));  // format
+  EXPECT_TRUE(ok(compile(R"({"type":"string","pattern":"^[a-z]+$","minLength":5,"maxLength":4})"),
+                 R"("")") == false);
+  expect_error(R"({"type":"string","pattern":"^(a|b)*a(a|b){40}$","maxLength":80})",
+               ErrorCode::kUnsupported, "pattern", "#");  // the automaton's state budget
   EXPECT_NO_THROW(compile(R"({"type":"string","pattern":"^a{1,2}$","maxLength":3})"));
   expect_error(R"({"properties":{"s":{"pattern":"(a)\\1"}}})", ErrorCode::kUnsupported, "pattern",
                "#/properties/s");
@@ -159,6 +172,22 @@ TEST(JsonSchemaCompiler, StringsLengthPatternFormat) {
   EXPECT_FALSE(ok(h, R"("a.b.c.d.e")"));  // valid, but beyond the 4-label subset
   EXPECT_FALSE(ok(h, "\"" + std::string(62, 'a') + "\""));  // labels stop at 61 here
   expect_error(R"({"format":"topic"})", ErrorCode::kUnsupported, "format", "#");
+  auto v6 = compile(R"({"format":"ipv6","type":"string"})");
+  EXPECT_TRUE(ok(v6, R"("::ffff:10.0.0.1")"));
+  EXPECT_TRUE(ok(v6, R"("2001:db8::1")"));
+  EXPECT_FALSE(ok(v6, R"("2001:db8::1::2")"));
+  EXPECT_FALSE(ok(v6, R"("12345::")"));
+  auto ref = compile(R"({"format":"uri-reference","type":"string"})");
+  EXPECT_TRUE(ok(ref, R"("../a/b?q#f")"));
+  EXPECT_FALSE(ok(ref, R"("a:b c")"));
+  auto duration = compile(R"({"format":"duration","type":"string"})");
+  EXPECT_TRUE(ok(duration, R"("P1Y2M3DT4H5M6S")"));
+  EXPECT_TRUE(ok(duration, R"("P2W")"));
+  EXPECT_FALSE(ok(duration, R"("P1YT")"));
+  EXPECT_FALSE(ok(duration, R"("PT1D")"));
+  auto pointer = compile(R"({"format":"json-pointer","type":"string"})");
+  EXPECT_TRUE(ok(pointer, R"("/a~1b/0")"));
+  EXPECT_FALSE(ok(pointer, R"("/a~2")"));
 }
 
 TEST(JsonSchemaCompiler, EnumConstAndTypeFilter) {
@@ -261,18 +290,48 @@ TEST(JsonSchemaCompiler, PatternProperties) {
                           "additionalProperties":false})");
   EXPECT_TRUE(ok(same, R"({"ab":4,"b":3})"));
   EXPECT_FALSE(ok(same, R"({"c":2})"));
-  // Exact only without a complement or an intersection of patterns: fail closed otherwise.
-  expect_error(R"({"patternProperties":{"^x-":{}}})", ErrorCode::kUnsupported,
-               "patternProperties", "#");
-  expect_error(R"({"patternProperties":{"a":{"type":"integer"},"b":{"minimum":3}},
-                   "additionalProperties":false})",
-               ErrorCode::kUnsupported, "patternProperties", "#");
-  // A declared name matching a pattern: fail closed.
-  expect_error(R"({"properties":{"x-id":{}},"patternProperties":{"^x-":{"type":"string"}},
-                   "additionalProperties":false})",
-               ErrorCode::kUnsupported, "patternProperties", "#");
+  // Keys matching no pattern take additionalProperties (the patterns' complement); a key
+  // matching several patterns takes all their schemas (their intersection).
+  auto open = compile(R"({"patternProperties":{"^x-":{"type":"string"}},
+                          "additionalProperties":{"type":"integer"}})");
+  EXPECT_TRUE(ok(open, R"({"x-a":"s","y":2})"));
+  EXPECT_FALSE(ok(open, R"({"x-a":2})"));
+  EXPECT_FALSE(ok(open, R"({"y":"s"})"));
+  auto overlap = compile(R"({"patternProperties":{"a":{"type":"integer"},"b":{"minimum":3}},
+                             "additionalProperties":false})");
+  EXPECT_TRUE(ok(overlap, R"({"a":1,"b":3.5,"ab":4})"));
+  EXPECT_FALSE(ok(overlap, R"({"b":2.5})"));
+  EXPECT_FALSE(ok(overlap, R"({"ab":2})"));   // both patterns: an integer >= 3
+  EXPECT_FALSE(ok(overlap, R"({"ab":3.5})"));
+  EXPECT_FALSE(ok(overlap, R"({"c":1})"));
+  // A declared name matching a pattern takes both schemas, and is never written twice.
+  auto declared = compile(R"({"properties":{"x-id":{"maxLength":2}},"required":["x-id"],
+                              "patternProperties":{"^x-":{"type":"string"}},"additionalProperties":false})");
+  EXPECT_TRUE(ok(declared, R"({"x-id":"ab","x-b":"c"})"));
+  EXPECT_FALSE(ok(declared, R"({"x-id":3})"));
+  EXPECT_FALSE(ok(declared, R"({"x-id":"abc"})"));
+  EXPECT_FALSE(ok(declared, R"({"x-id":"a","x-id":"b"})"));
   expect_error(R"({"allOf":[{"additionalProperties":false},{"patternProperties":{"a":{}}}]})",
                ErrorCode::kUnsupported, "allOf", "#");
+}
+
+TEST(JsonSchemaCompiler, PropertyNames) {
+  auto g = compile(R"({"type":"object","properties":{"id":{"type":"integer"},"Bad":{}},
+                       "propertyNames":{"pattern":"^[a-z]+$","maxLength":3},
+                       "additionalProperties":{"type":"boolean"}})");
+  EXPECT_TRUE(ok(g, R"({"id":1,"abc":true})"));
+  EXPECT_FALSE(ok(g, R"({"Bad":1})"));      // a declared name the key schema rules out
+  EXPECT_FALSE(ok(g, R"({"abcd":true})"));  // too long
+  EXPECT_FALSE(ok(g, R"({"a1":true})"));
+  auto listed = compile(R"({"propertyNames":{"enum":["a","b",3]},"additionalProperties":{"type":"null"}})");
+  EXPECT_TRUE(ok(listed, R"({"a":null,"b":null})"));
+  EXPECT_FALSE(ok(listed, R"({"c":null})"));
+  auto impossible = compile(R"({"type":"object","required":["x"],"propertyNames":{"const":"y"}})");
+  EXPECT_FALSE(ok(impossible, R"({"x":1})"));
+  EXPECT_FALSE(ok(impossible, R"({})"));
+  auto none = compile(R"({"type":"object","propertyNames":false})");
+  EXPECT_TRUE(ok(none, "{}"));
+  EXPECT_FALSE(ok(none, R"({"a":1})"));
 }
 
 TEST(JsonSchemaCompiler, PropertyCounts) {
@@ -317,7 +376,8 @@ TEST(JsonSchemaCompiler, UnsupportedKeywordsFailClosedWithPointer) {
                "uniqueItems", "#/properties/a/items");
   expect_error(R"({"anyOf":[{"not":{"type":"string"}}]})", ErrorCode::kUnsupported, "not",
                "#/anyOf/0");
-  expect_error(R"({"propertyNames":{}})", ErrorCode::kUnsupported, "propertyNames", "#");
+  expect_error(R"({"propertyNames":{"minProperties":1}})", ErrorCode::kUnsupported,
+               "propertyNames", "#/propertyNames");
   expect_error(R"({"type":"strin"})", ErrorCode::kInvalidArgument, "type", "#");
   expect_error(R"({"minLength":-1})", ErrorCode::kInvalidArgument, "minLength", "#");
   EXPECT_NO_THROW(compile(R"({"title":"t","description":"d","examples":[1],"default":2,
