@@ -43,9 +43,11 @@ constexpr uint64_t kMaxLengthBound = 100000;
 // Formats as full-match regexes; each accepts only strings valid for the format (a subset
 // where noted in docs/guided.md: no leap seconds, ASCII-only email and URI).
 const std::map<std::string, std::string> kFormats = {
+    // Years 0001-9999: year 0 is valid RFC 3339 but not a Python date, which the jsonschema
+    // package checks with.
     {"date",
      "(\\d{2}(0[48]|[2468][048]|[13579][26])|(0[48]|[2468][048]|[13579][26])00)-02-29|"
-     "\\d{4}-((0[13578]|1[02])-(0[1-9]|[12]\\d|3[01])|(0[469]|11)-(0[1-9]|[12]\\d|30)|"
+     "(\\d{3}[1-9]|\\d{2}[1-9]\\d|\\d[1-9]\\d{2}|[1-9]\\d{3})-((0[13578]|1[02])-(0[1-9]|[12]\\d|3[01])|(0[469]|11)-(0[1-9]|[12]\\d|30)|"
      "02-(0[1-9]|1\\d|2[0-8]))"},
     {"time", "([01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(\\.\\d+)?([Zz]|[+-]([01]\\d|2[0-3]):[0-5]\\d)"},
     {"uuid", "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"},
@@ -78,7 +80,9 @@ const std::map<std::string, std::string> kFormats = {
     {"duration", "P((\\d+D|\\d+M(\\d+D)?|\\d+Y(\\d+M(\\d+D)?)?)(" AFM_DUR_TIME ")?|" AFM_DUR_TIME "|\\d+W)"},
     // RFC 6901 and draft-handrews-relative-json-pointer.
     {"json-pointer", AFM_JSON_POINTER},
-    {"relative-json-pointer", "(0|[1-9]\\d*)(#|" AFM_JSON_POINTER ")"},
+    // The jsonschema package's checker also rejects any digit after a 0 ("105"): such prefixes
+    // are left out (a subset).
+    {"relative-json-pointer", "(0|[1-9]+0?)(#|" AFM_JSON_POINTER ")"},
     // OpenAPI's "byte": base64 (RFC 4648 4, padded), also no JSON Schema format.
     {"byte", "([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?"},
 };

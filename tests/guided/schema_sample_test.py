@@ -11,10 +11,14 @@
     overlapping branches, property dependencies, `not`, patternProperties, the legacy tuple
     form of items with additionalItems): the oracle for
     those rules.
+(d) The same for every jsonschemabench schema (up to REGULAR_PER_FOLDER per folder) that goes
+    through the regular layer: propertyNames, a pattern or format with length bounds, or a
+    format the layer added (ipv6, uri-reference, iri, duration, json-pointer...).
 Prints the compile coverage per folder (docs/guided.md quotes it).
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -32,6 +36,9 @@ BENCH_SAMPLED_PER_FOLDER = 30
 NARROWED_PER_FOLDER = 60
 NARROWED_KEYWORDS = ('"oneOf"', '"dependencies"', '"dependentRequired"', '"dependentSchemas"',
                      '"not"', '"patternProperties"', '"additionalItems"')
+REGULAR_PER_FOLDER = 30
+REGULAR_TEXT = re.compile(r'"propertyNames"|"format"\s*:\s*"(ipv6|uri-reference|iri|iri-reference|'
+                          r'duration|json-pointer|relative-json-pointer|url|byte)"')
 
 HAND_WRITTEN = [
     {"type": "object", "properties": {
@@ -52,6 +59,17 @@ HAND_WRITTEN = [
     {"type": "object", "properties": {"id": {"type": "string", "format": "uuid"},
                                       "when": {"type": "string", "format": "date-time"}},
      "required": ["id", "when"], "additionalProperties": False},
+    # The regular layer: key regions, key schemas, intersections, the added formats.
+    {"type": "object", "properties": {"x-id": {"type": "string", "maxLength": 3}},
+     "patternProperties": {"^x-": {"type": "string"}, "[0-9]": {"type": "integer"}},
+     "additionalProperties": {"type": "boolean"}, "maxProperties": 4},
+    {"type": "object", "propertyNames": {"pattern": "^[a-z]{1,4}$"},
+     "additionalProperties": {"type": "string", "pattern": "[0-9]", "maxLength": 3}},
+    {"type": "array", "maxItems": 4, "items": {"anyOf": [
+        {"type": "string", "format": "ipv6"}, {"type": "string", "format": "uri-reference"},
+        {"type": "string", "format": "duration"}, {"type": "string", "format": "json-pointer"},
+        {"type": "string", "format": "relative-json-pointer"},
+        {"type": "string", "format": "date-time", "maxLength": 22}]}},
 ]
 
 
@@ -124,6 +142,17 @@ def narrowed_files(folder):
     return files[:NARROWED_PER_FOLDER]
 
 
+def regular_files(folder):
+    """Schemas after the first FILES_PER_FOLDER that go through the regular layer."""
+    def uses(p):
+        text = p.read_text()
+        bounded = ('"pattern"' in text or '"format"' in text) and (
+            '"maxLength"' in text or '"minLength"' in text)
+        return bounded or REGULAR_TEXT.search(text) is not None
+    files = [p for p in sorted(folder.glob("*.json"))[FILES_PER_FOLDER:] if uses(p)]
+    return files[:REGULAR_PER_FOLDER]
+
+
 def main():
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -136,7 +165,8 @@ def main():
         folders = sorted(p for p in BENCH.iterdir() if p.is_dir())
         first = lambda f: sorted(f.glob("*.json"))[:FILES_PER_FOLDER]  # noqa: E731
         for label, pick, cap in (("", first, BENCH_SAMPLED_PER_FOLDER),
-                                 (" (oneOf, dependencies, not, patternProperties, additionalItems)", narrowed_files, NARROWED_PER_FOLDER)):
+                                 (" (oneOf, dependencies, not, patternProperties, additionalItems)", narrowed_files, NARROWED_PER_FOLDER),
+                                 (" (regular layer)", regular_files, REGULAR_PER_FOLDER)):
             for folder in folders:
                 n, ok, sampled, instances, unfinished = bench_files(pick(folder), failures, cap)
                 print(f"| {folder.name}{label} | {n} | {ok} ({100.0 * ok / max(n, 1):.0f}%) "
