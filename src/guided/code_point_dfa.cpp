@@ -18,6 +18,9 @@ constexpr uint32_t kNone = UINT32_MAX;
 // Moore rounds x states x atoms beyond which minimisation is skipped (the automaton stays
 // correct, only larger).
 constexpr uint64_t kMaxMinimiseWork = uint64_t{64} << 20;
+// Transition table entries (states x atoms) per automaton: 16 MiB. A pattern with thousands of
+// distinct characters has as many atoms, so the state budget alone would not bound memory.
+constexpr uint64_t kMaxTableEntries = uint64_t{4} << 20;
 
 [[noreturn]] void too_large(size_t max_states) {
   throw Error(ErrorCode::kUnsupported,
@@ -194,6 +197,11 @@ class DfaBuilder {
   }
   uint32_t add_state(bool accepting) {
     if (dfa_.accepting_.size() >= max_) too_large(max_);
+    if ((dfa_.accepting_.size() + 1) * dfa_.num_atoms() > kMaxTableEntries) {
+      throw Error(ErrorCode::kUnsupported,
+                  "regular expression automaton has more than " + std::to_string(kMaxTableEntries) +
+                      " transitions (budget: automaton states)");
+    }
     dfa_.accepting_.push_back(accepting);
     dfa_.next_.resize(dfa_.next_.size() + dfa_.num_atoms(), CodePointDfa::kDead);
     return static_cast<uint32_t>(dfa_.accepting_.size() - 1);

@@ -42,6 +42,24 @@ SEEDS = {
     "ref_chain": ref_chain(300),
     "bounded_properties": {"properties": {f"p{i}": {} for i in range(500)},
                            "maxProperties": 400, "minProperties": 3},
+    # The regular layer: key regions, key schemas, intersections, and shapes at its budgets.
+    "regular_keys": {
+        "type": "object",
+        "properties": {"x-id": {"type": "string"}, "Name": {}},
+        "required": ["x-id"],
+        "patternProperties": {"^x-": {"maxLength": 4}, "[0-9]": {"type": "integer"},
+                              "id$": {"type": "string"}},
+        "propertyNames": {"pattern": "^[A-Za-z0-9-]+$", "maxLength": 8},
+        "additionalProperties": {"type": "boolean"},
+    },
+    "pattern_with_length": {"type": "array", "items": [
+        {"type": "string", "pattern": "[0-9]", "minLength": 2, "maxLength": 5},
+        {"type": "string", "format": "ipv4", "pattern": "^10\\.", "maxLength": 12},
+        {"type": "string", "format": "duration"}, {"type": "string", "format": "uri-reference"}]},
+    "automaton_blowup": {"type": "string", "pattern": "^(a|b)*a(a|b){24}$", "maxLength": 60},
+    "many_pattern_schemas": {"patternProperties": {f"k{i}": {"minimum": i} for i in range(12)}},
+    "many_atoms": {"propertyNames": {"pattern": "".join(chr(0x4E00 + 2 * i) for i in range(3000)),
+                                     "maxLength": 4000}},
     "ordinary_object": {
         "type": "object",
         "properties": {
