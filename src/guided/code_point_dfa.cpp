@@ -1,5 +1,5 @@
 // The regular layer: Thompson NFA from the regex tree, subset construction over atoms,
-// products, complement, Moore minimisation and right-linear lowering. See code_point_dfa.h.
+// products, complement, Hopcroft minimisation and right-linear lowering. See code_point_dfa.h.
 #include "guided/code_point_dfa.h"
 
 #include <algorithm>
@@ -15,9 +15,6 @@ namespace {
 
 constexpr uint32_t kSurrogateLo = 0xD800, kSurrogateEnd = 0xE000;
 constexpr uint32_t kNone = UINT32_MAX;
-// Moore rounds x states x atoms beyond which minimisation is skipped (the automaton stays
-// correct, only larger).
-constexpr uint64_t kMaxMinimiseWork = uint64_t{64} << 20;
 // Transition table entries (states x atoms) per automaton: 16 MiB. A pattern with thousands of
 // distinct characters has as many atoms, so the state budget alone would not bound memory.
 constexpr uint64_t kMaxTableEntries = uint64_t{4} << 20;
@@ -187,6 +184,111 @@ class Nfa {
   std::vector<State> states_;
 };
 
+
+// Hopcroft's partition refinement: the classes of equivalent states of a table automaton
+// (kDead entries go to an implicit sink, state n). Returns the number of classes of the n real
+// states; (*cls)[s] is the class of state s. O(atoms n log n): a block is split by moving its
+// marked states out (swap-remove), never by scanning it, so counters (`x{1,255}`, a length
+// bound) that split one state at a time stay fast, where Moore's rounds would be quadratic.
+size_t equivalence_classes(const std::vector<uint32_t>& next, const std::vector<bool>& accepting,
+                           size_t atoms, std::vector<uint32_t>* cls) {
+  const size_t n = accepting.size(), total = n + 1;  // + the sink
+  auto target = [&](size_t s, size_t a) -> uint32_t {
+    if (s == n) return static_cast<uint32_t>(n);
+    const uint32_t t = next[s * atoms + a];
+    return t == CodePointDfa::kDead ? static_cast<uint32_t>(n) : t;
+  };
+  // Predecessors per (atom, state), as one CSR table.
+  std::vector<uint32_t> begin(atoms * total + 1, 0), preds(atoms * total);
+  for (size_t s = 0; s < total; ++s) {
+    for (size_t a = 0; a < atoms; ++a) ++begin[a * total + target(s, a) + 1];
+  }
+  for (size_t i = 1; i < begin.size(); ++i) begin[i] += begin[i - 1];
+  std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
+  for (size_t s = 0; s < total; ++s) {
+    for (size_t a = 0; a < atoms; ++a) preds[fill[a * total + target(s, a)]++] = static_cast<uint32_t>(s);
+  }
+  std::vector<std::vector<uint32_t>> blocks(2);
+  std::vector<uint32_t> block_of(total), pos(total);
+  for (size_t s = 0; s < total; ++s) {
+    const uint32_t b = s < n && accepting[s] ? 1 : 0;
+    block_of[s] = b;
+    pos[s] = static_cast<uint32_t>(blocks[b].size());
+    blocks[b].push_back(static_cast<uint32_t>(s));
+  }
+  if (blocks[1].empty()) blocks.pop_back();
+  std::vector<std::pair<uint32_t, uint32_t>> work;  // (block, atom) splitters
+  std::vector<std::vector<bool>> queued(blocks.size(), std::vector<bool>(atoms, false));
+  auto push = [&](uint32_t b, uint32_t a) {
+    if (!queued[b][a]) {
+      queued[b][a] = true;
+      work.emplace_back(b, a);
+    }
+  };
+  for (uint32_t a = 0; a < atoms; ++a) push(blocks.size() == 2 && blocks[1].size() < blocks[0].size() ? 1 : 0, a);
+  std::vector<bool> marked(total, false);
+  std::vector<uint32_t> hit, touched;
+  std::vector<std::vector<uint32_t>> marked_in;  // per block: its marked states
+  while (!work.empty()) {
+    const auto [splitter, a] = work.back();
+    work.pop_back();
+    queued[splitter][a] = false;
+    hit.clear();
+    for (uint32_t t : blocks[splitter]) {
+      for (uint32_t i = begin[a * total + t]; i < begin[a * total + t + 1]; ++i) {
+        if (!marked[preds[i]]) {
+          marked[preds[i]] = true;
+          hit.push_back(preds[i]);
+        }
+      }
+    }
+    touched.clear();
+    marked_in.resize(blocks.size());
+    for (uint32_t s : hit) {
+      const uint32_t b = block_of[s];
+      if (marked_in[b].empty()) touched.push_back(b);
+      marked_in[b].push_back(s);
+    }
+    for (uint32_t b : touched) {
+      std::vector<uint32_t> moved = std::move(marked_in[b]);
+      marked_in[b].clear();
+      if (moved.size() == blocks[b].size()) continue;  // all of it: no split
+      const auto fresh = static_cast<uint32_t>(blocks.size());
+      blocks.emplace_back();
+      queued.emplace_back(atoms, false);
+      marked_in.emplace_back();
+      for (uint32_t s : moved) {  // swap-remove from b, append to the new block
+        std::vector<uint32_t>& old = blocks[b];
+        const uint32_t last = old.back();
+        old[pos[s]] = last;
+        pos[last] = pos[s];
+        old.pop_back();
+        pos[s] = static_cast<uint32_t>(blocks[fresh].size());
+        blocks[fresh].push_back(s);
+        block_of[s] = fresh;
+      }
+      for (uint32_t c = 0; c < atoms; ++c) {
+        if (queued[b][c]) {
+          push(fresh, c);
+        } else {
+          push(blocks[fresh].size() < blocks[b].size() ? fresh : b, c);
+        }
+      }
+    }
+    for (uint32_t s : hit) marked[s] = false;
+  }
+  // Number the classes of the real states (the sink's block may hold dead real states too:
+  // trimmed automata have none).
+  std::vector<uint32_t> number(blocks.size(), CodePointDfa::kDead);
+  uint32_t count = 0;
+  cls->assign(n, 0);
+  for (size_t s = 0; s < n; ++s) {
+    uint32_t& id = number[block_of[s]];
+    if (id == CodePointDfa::kDead) id = count++;
+    (*cls)[s] = id;
+  }
+  return count;
+}
 }  // namespace
 
 // Builds a table automaton state by state (subset and product constructions).
@@ -489,33 +591,10 @@ CodePointDfa CodePointDfa::trimmed() const {
 }
 
 CodePointDfa CodePointDfa::minimized() const {
-  CodePointDfa t = trimmed();
+  const CodePointDfa t = trimmed();
   const size_t n = t.num_states(), atoms = t.num_atoms();
-  // Moore: refine "accepting or not" by the classes of each state's successors until stable.
-  std::vector<uint32_t> cls(n);
-  for (size_t s = 0; s < n; ++s) cls[s] = t.accepting_[s] ? 1 : 0;
-  size_t classes = 0;
-  uint64_t work = 0;
-  std::map<std::vector<uint32_t>, uint32_t> ids;
-  std::vector<uint32_t> sig;
-  while (true) {
-    ids.clear();
-    std::vector<uint32_t> refined(n);
-    for (size_t s = 0; s < n; ++s) {
-      sig.assign(1, cls[s]);
-      for (uint32_t a = 0; a < atoms; ++a) {
-        const uint32_t to = t.next_[s * atoms + a];
-        sig.push_back(to == kDead ? kDead : cls[to]);
-      }
-      refined[s] = ids.try_emplace(sig, static_cast<uint32_t>(ids.size())).first->second;
-    }
-    work += uint64_t{n} * atoms;
-    const bool stable = ids.size() == classes;
-    classes = ids.size();
-    cls = std::move(refined);
-    if (stable) break;
-    if (work > kMaxMinimiseWork) return t;
-  }
+  std::vector<uint32_t> cls;
+  const size_t classes = equivalence_classes(t.next_, t.accepting_, atoms, &cls);
   // Renumber classes so the start's class is 0, then merge neighbouring atoms whose columns
   // agree (never across the surrogates' bounds).
   std::vector<uint32_t> id(classes, kDead), rep(classes);
