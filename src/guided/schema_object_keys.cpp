@@ -42,8 +42,9 @@ ObjectKeyRules SchemaCompiler::object_key_rules(const Json& schema,
   for (const auto& [pattern, sub] : patterns.items()) {
     const std::string at = child_pointer(ptr, pattern);
     CodePointDfa keys = string_dfa(Json{{"pattern", pattern}}, at);
+    const Json& value = sub;  // (a structured binding cannot be captured before C++20's clang 16)
     auto same = std::find_if(rules.groups.begin(), rules.groups.end(),
-                             [&](const PatternGroup& g) { return g.schema == sub; });
+                             [&](const PatternGroup& g) { return g.schema == value; });
     if (same != rules.groups.end()) {
       same->keys = CodePointDfa::unite(same->keys, keys).minimized();
       continue;
