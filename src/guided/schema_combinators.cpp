@@ -128,11 +128,34 @@ void SchemaCompiler::merge_into(Json& dst, const Json& src, const std::string& p
   auto restricts_others = [](const Json& s) {
     return s.contains("additionalProperties") && s["additionalProperties"] != Json(true);
   };
-  auto names_keys = [](const Json& s) {
-    return s.contains("properties") || s.contains("patternProperties");
+  // A branch whose additionalProperties restricts the keys it does not declare keeps its
+  // meaning in the merge only if the other side declares no name it lacks (a name both declare
+  // is checked by both property schemas, merged) and has no patternProperties.
+  auto names_outside = [&](const Json& s, const Json& declared_by, bool from_members) {
+    if (s.contains("patternProperties")) return true;
+    const Json empty = Json::object();
+    const Json& props = s.contains("properties") && s["properties"].is_object() ? s["properties"] : empty;
+    for (const auto& [name, sub] : props.items()) {
+      const bool known = from_members ? members.property_index.count(name) > 0
+                                      : declared_by.contains("properties") &&
+                                            declared_by["properties"].is_object() &&
+                                            declared_by["properties"].contains(name);
+      if (!known) return true;
+    }
+    return false;
   };
-  const bool dst_names_keys = names_keys(dst) || members.any_properties;
-  if ((restricts_others(dst) && names_keys(src)) || (restricts_others(src) && dst_names_keys) ||
+  auto member_names_outside = [&](const Json& restricting) {
+    if (dst.contains("patternProperties")) return true;
+    for (const auto& [name, sub] : members.properties) {
+      if (!(restricting.contains("properties") && restricting["properties"].is_object() &&
+            restricting["properties"].contains(name))) {
+        return true;
+      }
+    }
+    return false;
+  };
+  if ((restricts_others(dst) && names_outside(src, dst, /*from_members=*/true)) ||
+      (restricts_others(src) && member_names_outside(src)) ||
       (dst.contains("prefixItems") && src.contains("items")) ||
       (src.contains("prefixItems") && dst.contains("items"))) {
     unsupported(pointer, "allOf",
@@ -165,6 +188,8 @@ void SchemaCompiler::merge_into(Json& dst, const Json& src, const std::string& p
         }
       }
       mine = both;
+    } else if (key == kNotStrings && mine.is_array() && value.is_array()) {
+      mine.insert(mine.end(), value.begin(), value.end());
     } else if (key == "items" || key == "additionalProperties") {
       mine = Json{{"allOf", Json::array({mine, value})}};
     } else if (kMinKeywords.count(key) && mine.is_number() && value.is_number()) {

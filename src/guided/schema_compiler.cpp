@@ -42,7 +42,7 @@ const std::set<std::string> kSupported = {
     "pattern",  "format",    "minimum",    "maximum",   "exclusiveMinimum",
     "exclusiveMaximum", "multipleOf", "not", "dependentRequired", "dependentSchemas",
     "dependencies", "patternProperties", "minProperties", "maxProperties", "additionalItems",
-    "propertyNames"};
+    "propertyNames", kNotStrings};
 
 const char* const kTypeNames[] = {"null", "boolean", "object", "array", "string", "number",
                                    "integer"};
@@ -197,20 +197,6 @@ Expr SchemaCompiler::compile(const Json& schema, const std::string& pointer, int
   if (schema.contains("oneOf")) return compile_one_of(schema, pointer, depth);
   if (schema.contains("enum") || schema.contains("const")) return compile_enum(schema, pointer);
   return compile_types(schema, pointer, depth);
-}
-
-// `not` only where it is a constant: `not: {}` / `not: true` (nothing is valid) and
-// `not: false` (no constraint). Anything else would need a complement grammar: fail closed.
-Expr SchemaCompiler::compile_not(const Json& schema, const std::string& pointer, int depth) {
-  const Json& negated = schema["not"];
-  if (!negated.is_boolean() && !negated.is_object()) invalid(pointer, "not", "must be a schema");
-  if (negated.is_boolean() ? negated.get<bool>() : !has_assertions(negated)) return b_.nothing();
-  if (negated.is_boolean()) {
-    Json rest = schema;
-    rest.erase("not");
-    return compile(rest, pointer, depth + 1);
-  }
-  unsupported(pointer, "not", "negation of a constraint is not representable");
 }
 
 Expr SchemaCompiler::compile_types(const Json& schema, const std::string& pointer, int depth) {

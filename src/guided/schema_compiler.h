@@ -20,6 +20,10 @@ namespace afm::guided {
 using Json = nlohmann::ordered_json;
 struct MemberMerge;  // schema_combinators.cpp
 
+// Internal keyword: an array of string schemas (pattern, format, lengths, enum) that a string
+// must match none of. `not` writes it (schema_not.cpp); the regular layer enforces it.
+inline constexpr const char* kNotStrings = "x-afm-not-strings";
+
 // One regular constraint on a string: a `pattern` (matched anywhere) or a `format` (whole).
 struct StringRegex {
   std::string regex;
@@ -65,7 +69,12 @@ class SchemaCompiler {
   // schema_compiler.cpp
   void check_keywords(const Json& schema, const std::string& pointer) const;
   Expr compile_types(const Json& schema, const std::string& pointer, int depth);
+  // schema_not.cpp
   Expr compile_not(const Json& schema, const std::string& pointer, int depth);
+  // Positive schemas whose union is `not schema` (see schema_not.cpp for what is covered).
+  std::vector<Json> negate(const Json& schema, const std::string& pointer, int depth) const;
+  void negate_type(const Json& type, std::vector<Json>* out) const;
+  void negate_values(const Json& values, const std::string& pointer, std::vector<Json>* out) const;
   Expr compile_ref(const std::string& ref, const std::string& pointer, int depth);
   const Json& resolve_ref(const std::string& ref, const std::string& pointer,
                           std::string* target_pointer) const;

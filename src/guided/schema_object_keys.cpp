@@ -77,18 +77,7 @@ CodePointDfa SchemaCompiler::property_names_dfa(const Json& schema, const std::s
     const bool strings = t == "string" || (t.is_array() && std::find(t.begin(), t.end(), "string") != t.end());
     if (!strings) return CodePointDfa::nothing();
   }
-  CodePointDfa keys = string_dfa(names, ptr);
-  if (names.contains("enum") || names.contains("const")) {
-    std::vector<std::string> values;
-    const Json listed = names.contains("enum") ? names["enum"] : Json::array({names["const"]});
-    if (!listed.is_array()) invalid(ptr, "enum", "must be an array");
-    for (const Json& v : listed) {
-      const bool kept = v.is_string() && (!names.contains("const") || names["const"] == v);
-      if (kept) values.push_back(v.get<std::string>());
-    }
-    keys = CodePointDfa::intersect(keys, CodePointDfa::from_strings(values)).minimized();
-  }
-  return keys;
+  return string_dfa(names, ptr);
 }
 
 bool ObjectKeyRules::allows(const std::string& name) const { return !names || names->matches(name); }

@@ -168,6 +168,27 @@ CodePointDfa SchemaCompiler::string_dfa(const Json& schema, const std::string& p
       keyword = r.keyword;
       dfa = CodePointDfa::intersect(dfa, CodePointDfa::from_regex(r.regex, r.search)).minimized();
     }
+    if (schema.contains("enum") || schema.contains("const")) {  // the string values listed
+      keyword = "enum";
+      std::vector<std::string> values;
+      const Json listed = schema.contains("enum") ? schema["enum"] : Json::array({schema["const"]});
+      if (!listed.is_array()) invalid(pointer, "enum", "must be an array");
+      for (const Json& v : listed) {
+        if (v.is_string() && (!schema.contains("const") || schema["const"] == v)) {
+          values.push_back(v.get<std::string>());
+        }
+      }
+      dfa = CodePointDfa::intersect(dfa, CodePointDfa::from_strings(values)).minimized();
+    }
+    if (schema.contains(kNotStrings)) {  // strings that must match none of these (`not`)
+      keyword = "not";
+      const Json& excluded = schema[kNotStrings];
+      if (!excluded.is_array()) invalid(pointer, kNotStrings, "must be an array of schemas");
+      for (const Json& s : excluded) {
+        if (!s.is_object()) invalid(pointer, kNotStrings, "must be an array of schemas");
+        dfa = CodePointDfa::intersect(dfa, string_dfa(s, pointer).complement()).minimized();
+      }
+    }
     if (min_len > 0 || max_len != UINT64_MAX) {
       keyword = schema.contains("maxLength") ? "maxLength" : "minLength";
       if (min_len > kMaxLengthBound || (max_len != UINT64_MAX && max_len > kMaxLengthBound)) {
@@ -194,7 +215,7 @@ Expr SchemaCompiler::string_body(const Json& schema, const std::string& pointer)
   const uint64_t max_len = length_keyword(*this, schema, pointer, "maxLength", UINT64_MAX);
   if (min_len > max_len) return b_.nothing();
   const std::vector<StringRegex> regexes = string_regexes(schema, pointer);
-  if (regexes.empty()) {
+  if (regexes.empty() && !schema.contains(kNotStrings)) {
     if (min_len > kMaxLengthBound || (max_len != UINT64_MAX && max_len > kMaxLengthBound)) {
       unsupported(pointer, min_len > kMaxLengthBound ? "minLength" : "maxLength",
                   "lengths above 100000 are not supported");
@@ -202,7 +223,7 @@ Expr SchemaCompiler::string_body(const Json& schema, const std::string& pointer)
     return b_.repeat(any_char(), static_cast<uint32_t>(min_len),
                      max_len == UINT64_MAX ? kUnbounded : static_cast<uint32_t>(max_len));
   }
-  if (regexes.size() == 1) {  // one regex whose lengths imply the bounds: the grammar directly
+  if (regexes.size() == 1 && !schema.contains(kNotStrings)) {  // one regex whose lengths imply the bounds: the grammar directly
     RegexExpr r;
     try {
       r = compile_regex(b_, regexes[0].regex, CharEncoding::kJsonString, regexes[0].search);

@@ -353,11 +353,45 @@ TEST(JsonSchemaCompiler, PropertyCounts) {
   expect_error(R"({"maxProperties":-1})", ErrorCode::kInvalidArgument, "maxProperties", "#");
 }
 
-TEST(JsonSchemaCompiler, NotOnlyAsAConstant) {
+TEST(JsonSchemaCompiler, NotAsAUnionOfComplements) {
   auto g = compile(R"({"type":"object","properties":{"a":{"not":{}},"b":{"not":false}}})");
   EXPECT_TRUE(ok(g, R"({"b":1})"));
   EXPECT_FALSE(ok(g, R"({"a":1})"));
-  expect_error(R"({"not":{"type":"string"}})", ErrorCode::kUnsupported, "not", "#");
+  auto not_string = compile(R"({"not":{"type":"string"}})");
+  EXPECT_TRUE(ok(not_string, "1"));
+  EXPECT_TRUE(ok(not_string, "null"));
+  EXPECT_FALSE(ok(not_string, R"("s")"));
+  // The shape real schemas use: not both of two members.
+  auto not_both = compile(R"({"type":"object","properties":{"a":{},"b":{}},"additionalProperties":false,
+                              "not":{"required":["a","b"]}})");
+  EXPECT_TRUE(ok(not_both, R"({"a":1})"));
+  EXPECT_TRUE(ok(not_both, R"({})"));
+  EXPECT_FALSE(ok(not_both, R"({"a":1,"b":2})"));
+  EXPECT_FALSE(ok(not_both, R"({"c":1})"));
+  // Strings: the regular layer's complement.
+  auto not_pattern = compile(R"({"type":"string","maxLength":3,"not":{"pattern":"[0-9]"}})");
+  EXPECT_TRUE(ok(not_pattern, R"("abc")"));
+  EXPECT_FALSE(ok(not_pattern, R"("ab1")"));
+  EXPECT_FALSE(ok(not_pattern, R"("abcd")"));
+  auto not_listed = compile(R"({"type":["string","boolean"],"not":{"enum":["x",true]}})");
+  EXPECT_TRUE(ok(not_listed, R"("y")"));
+  EXPECT_TRUE(ok(not_listed, "false"));
+  EXPECT_FALSE(ok(not_listed, R"("x")"));
+  EXPECT_FALSE(ok(not_listed, "true"));
+  auto not_range = compile(R"({"type":"integer","not":{"minimum":3}})");
+  EXPECT_TRUE(ok(not_range, "2"));
+  EXPECT_FALSE(ok(not_range, "3"));
+  auto nested = compile(R"({"type":"object","required":["k"],"not":{"properties":{"k":{"const":"x"}}}})");
+  EXPECT_TRUE(ok(nested, R"({"k":"y"})"));
+  EXPECT_TRUE(ok(nested, R"({"k":null})"));
+  EXPECT_FALSE(ok(nested, R"({"k":"x"})"));
+  // Numbers other than a listed one are left out (a subset), never the listed one.
+  EXPECT_FALSE(ok(compile(R"({"not":{"const":1}})"), "1"));
+  // not: {type: integer} leaves out non-integral numbers (a subset) but never an integer.
+  auto not_integer = compile(R"({"not":{"type":"integer"}})");
+  EXPECT_FALSE(ok(not_integer, "3"));
+  EXPECT_TRUE(ok(not_integer, "[]"));
+  expect_error(R"({"not":{"items":{"type":"string"}}})", ErrorCode::kUnsupported, "not", "#/not");
 }
 
 TEST(JsonSchemaCompiler, RecursiveRefs) {
@@ -374,8 +408,8 @@ TEST(JsonSchemaCompiler, RecursiveRefs) {
 TEST(JsonSchemaCompiler, UnsupportedKeywordsFailClosedWithPointer) {
   expect_error(R"({"properties":{"a":{"items":{"uniqueItems":true}}}})", ErrorCode::kUnsupported,
                "uniqueItems", "#/properties/a/items");
-  expect_error(R"({"anyOf":[{"not":{"type":"string"}}]})", ErrorCode::kUnsupported, "not",
-               "#/anyOf/0");
+  expect_error(R"({"anyOf":[{"not":{"multipleOf":2}}]})", ErrorCode::kUnsupported, "not",
+               "#/anyOf/0/not");
   expect_error(R"({"propertyNames":{"minProperties":1}})", ErrorCode::kUnsupported,
                "propertyNames", "#/propertyNames");
   expect_error(R"({"type":"strin"})", ErrorCode::kInvalidArgument, "type", "#");
@@ -444,7 +478,7 @@ TEST(JsonSchemaCompiler, CacheSharesGrammarsAcrossThreads) {
   cache.get_or_compile(R"({"type":"string"})");
   cache.get_or_compile(R"({"type":"null"})");
   EXPECT_EQ(cache.size(), 2u);
-  EXPECT_THROW(cache.get_or_compile(R"({"not":{"type":"null"}})"), Error);
+  EXPECT_THROW(cache.get_or_compile(R"({"not":{"multipleOf":3}})"), Error);
 }
 
 }  // namespace

@@ -70,6 +70,11 @@ HAND_WRITTEN = [
         {"type": "string", "format": "duration"}, {"type": "string", "format": "json-pointer"},
         {"type": "string", "format": "relative-json-pointer"},
         {"type": "string", "format": "date-time", "maxLength": 22}]}},
+    # `not` as a union of complements.
+    {"type": "object", "properties": {"a": {"type": "integer", "not": {"minimum": 5}},
+                                      "b": {"type": "string", "not": {"pattern": "^[a-m]"}},
+                                      "c": {"not": {"type": ["string", "object", "array"]}}},
+     "additionalProperties": False, "not": {"required": ["a", "b"]}},
 ]
 
 
@@ -104,7 +109,7 @@ def hand_written(failures, tmp):
         if check_instances(schema, r.stdout, f"hand-written {i}", failures) != 8 and not failures:
             failures.append(f"hand-written {i}: expected 8 instances")
     bad = tmp / "bad.json"
-    bad.write_text('{"properties": {"a": {"not": {"type": "string"}}}}')
+    bad.write_text('{"properties": {"a": {"not": {"multipleOf": 2}}}}')
     r = run(["compile", "--schema", str(bad)])
     if r.returncode != 1 or b"'not'" not in r.stderr or b"#/properties/a" not in r.stderr:
         failures.append(f"unsupported keyword: exit {r.returncode}: {r.stderr.decode()}")

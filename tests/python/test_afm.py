@@ -165,7 +165,7 @@ def test_typed_errors(model):
             "x", schema={"type": "object", "properties": {"a": {"type": "string"}},
                          "patternProperties": {"^b": {"type": "integer"}, "^c": {"type": "string"}},
                          "propertyNames": {"pattern": "^[abc]"}, "required": ["a"],
-                         "not": {"required": ["z"]}})
+                         "not": {"multipleOf": 2}})
     missing = afm.SystemLanguageModel("no-such-model.gguf")
     assert not missing.is_available and "no-such-model.gguf" in missing.unavailable_reason
     with pytest.raises(afm.Unavailable):
