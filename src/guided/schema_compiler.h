@@ -72,9 +72,12 @@ class SchemaCompiler {
   // schema_not.cpp
   Expr compile_not(const Json& schema, const std::string& pointer, int depth);
   // Positive schemas whose union is `not schema` (see schema_not.cpp for what is covered).
-  std::vector<Json> negate(const Json& schema, const std::string& pointer, int depth) const;
-  void negate_type(const Json& type, std::vector<Json>* out) const;
-  void negate_values(const Json& values, const std::string& pointer, std::vector<Json>* out) const;
+  // Clears *exact where the union is a subset of the complement (documented there).
+  std::vector<Json> negate(const Json& schema, const std::string& pointer, int depth,
+                           bool* exact) const;
+  void negate_type(const Json& type, std::vector<Json>* out, bool* exact) const;
+  void negate_values(const Json& values, const std::string& pointer, std::vector<Json>* out,
+                     bool* exact) const;
   Expr compile_ref(const std::string& ref, const std::string& pointer, int depth);
   const Json& resolve_ref(const std::string& ref, const std::string& pointer,
                           std::string* target_pointer) const;
@@ -115,6 +118,9 @@ class SchemaCompiler {
 
   // schema_one_of.cpp
   Expr compile_one_of(const Json& schema, const std::string& pointer, int depth);
+  std::optional<std::vector<Json>> not_any_of(const std::vector<Json>& branches,
+                                              const std::vector<size_t>& js,
+                                              const std::string& pointer) const;
   Json effective_branch(const Json& siblings, const Json& branch, const std::string& pointer,
                         int depth);
   // `schema` itself, or the target of a schema that is only a `$ref` (followed repeatedly).

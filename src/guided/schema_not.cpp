@@ -19,6 +19,7 @@
 //   allOf [A, B...]         -> not A, or not B, ...
 //   $ref (alone)            -> not of its target
 // Anything else (anyOf, items, additionalProperties, multipleOf...) fails closed naming `not`.
+// `*exact` is cleared where a subset is taken (oneOf narrowing accepts exact negations only).
 // Leaving instances out keeps the soundness rule (every accepted instance is valid); it is
 // stated where it happens. The siblings of `not` apply to every alternative (allOf).
 #include <algorithm>
@@ -68,7 +69,8 @@ Json opposite_bound(const std::string& key, const Json& v) {
 
 }  // namespace
 
-std::vector<Json> SchemaCompiler::negate(const Json& raw, const std::string& pointer, int depth) const {
+std::vector<Json> SchemaCompiler::negate(const Json& raw, const std::string& pointer, int depth,
+                                         bool* exact) const {
   if (depth > 32) unsupported(pointer, "not", "negations nest deeper than 32 levels");
   const Json& n = look_through_refs(raw, pointer);
   if (n.is_boolean()) return n.get<bool>() ? std::vector<Json>{} : std::vector<Json>{Json::object()};
@@ -78,7 +80,7 @@ std::vector<Json> SchemaCompiler::negate(const Json& raw, const std::string& poi
   for (const auto& [key, v] : n.items()) {
     if (is_annotation_keyword(key)) continue;
     if (key == "type") {
-      negate_type(v, &out);
+      negate_type(v, &out, exact);
     } else if (key == "required") {
       if (!v.is_array()) invalid(pointer, "required", "must be an array of strings");
       for (const Json& name : v) {
@@ -88,19 +90,20 @@ std::vector<Json> SchemaCompiler::negate(const Json& raw, const std::string& poi
     } else if (kStringKeywords.count(key)) {
       strings[key] = v;
     } else if (key == "enum" || key == "const") {
-      negate_values(key == "enum" ? v : Json::array({v}), pointer, &out);
+      negate_values(key == "enum" ? v : Json::array({v}), pointer, &out, exact);
     } else if (kBounds.count(key)) {
       if (!v.is_number()) invalid(pointer, key, "must be a number");
       if (Json b = opposite_bound(key, v); !b.is_null()) out.push_back(std::move(b));
     } else if (key == "properties" && v.is_object()) {
       for (const auto& [name, sub] : v.items()) {
-        for (Json& alt : negate(sub, child_pointer(child_pointer(pointer, "properties"), name), depth + 1)) {
+        for (Json& alt : negate(sub, child_pointer(child_pointer(pointer, "properties"), name), depth + 1,
+                                exact)) {
           out.push_back(typed("object", {{"required", {name}}, {"properties", {{name, std::move(alt)}}}}));
         }
       }
     } else if (key == "allOf" && v.is_array()) {
       for (const Json& branch : v) {
-        for (Json& alt : negate(branch, pointer, depth + 1)) out.push_back(std::move(alt));
+        for (Json& alt : negate(branch, pointer, depth + 1, exact)) out.push_back(std::move(alt));
       }
     } else {
       unsupported(pointer, "not", "negation of '" + key + "' is not supported");
@@ -110,9 +113,10 @@ std::vector<Json> SchemaCompiler::negate(const Json& raw, const std::string& poi
   return out;
 }
 
-void SchemaCompiler::negate_type(const Json& t, std::vector<Json>* out) const {
+void SchemaCompiler::negate_type(const Json& t, std::vector<Json>* out, bool* exact) const {
   const std::set<std::string> in = type_set(t);
   const bool numeric = in.count("number") || in.count("integer");
+  if (in.count("integer") && !in.count("number")) *exact = false;  // non-integral numbers
   std::vector<std::string> rest;
   for (const char* name : kAllTypes) {
     if (in.count(name) || (numeric && std::string(name) == "number")) continue;
@@ -123,7 +127,7 @@ void SchemaCompiler::negate_type(const Json& t, std::vector<Json>* out) const {
 
 // Values V: strings outside V, null / booleans not in V, and every type with no value in V.
 void SchemaCompiler::negate_values(const Json& values, const std::string& pointer,
-                                   std::vector<Json>* out) const {
+                                   std::vector<Json>* out, bool* exact) const {
   if (!values.is_array()) invalid(pointer, "enum", "must be an array");
   Json strings = Json::array();
   bool has_null = false, has_true = false, has_false = false, has_number = false;
@@ -137,6 +141,7 @@ void SchemaCompiler::negate_values(const Json& values, const std::string& pointe
     has_array |= v.is_array();
     has_object |= v.is_object();
   }
+  if (has_number || has_array || has_object) *exact = false;  // their types are left out
   out->push_back(typed("string", {{kNotStrings, Json::array({Json{{"enum", strings}}})}}));
   if (!has_null) out->push_back(typed("null"));
   if (!has_true || !has_false) {
@@ -152,7 +157,8 @@ Expr SchemaCompiler::compile_not(const Json& schema, const std::string& pointer,
   if (!negated.is_boolean() && !negated.is_object()) invalid(pointer, "not", "must be a schema");
   Json rest = schema;
   rest.erase("not");
-  std::vector<Json> alternatives = negate(negated, child_pointer(pointer, "not"), 0);
+  bool exact = true;  // `not` accepts the documented subsets
+  std::vector<Json> alternatives = negate(negated, child_pointer(pointer, "not"), 0, &exact);
   if (alternatives.empty()) return b_.nothing();
   Json either = alternatives.size() == 1 ? alternatives[0] : Json{{"anyOf", alternatives}};
   if (!has_assertions(rest)) return compile(either, pointer, depth + 1);

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <set>
 
+#include "base/error.h"
 #include "guided/schema_compiler.h"
 
 namespace afm::guided {
@@ -208,6 +209,36 @@ std::optional<Narrowing> separate(const Json& i, const Json& j, const Deref& der
 
 }  // namespace
 
+// Positive schemas whose union is exactly "none of branches[js]": the product of each branch's
+// negation (schema_not.cpp), each pair of alternatives as an allOf. Null when a branch has no
+// exact negation or the product passes kMaxNegatedAlternatives.
+std::optional<std::vector<Json>> SchemaCompiler::not_any_of(const std::vector<Json>& branches,
+                                                           const std::vector<size_t>& js,
+                                                           const std::string& pointer) const {
+  constexpr size_t kMaxNegatedAlternatives = 64;
+  std::vector<Json> product = {Json::object()};
+  for (size_t j : js) {
+    bool exact = true;
+    std::vector<Json> alternatives;
+    try {
+      alternatives = negate(branches[j], pointer, 0, &exact);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kUnsupported) throw;
+      return std::nullopt;  // a keyword without a complement: the caller names the branches
+    }
+    if (!exact) return std::nullopt;
+    std::vector<Json> next;
+    for (const Json& x : product) {
+      for (const Json& y : alternatives) {
+        next.push_back(x.empty() ? y : Json{{"allOf", Json::array({x, y})}});
+      }
+    }
+    if (next.size() > kMaxNegatedAlternatives) return std::nullopt;
+    product = std::move(next);
+  }
+  return product;
+}
+
 // A branch with the sibling keywords of its oneOf merged in, `$ref`s looked through.
 Json SchemaCompiler::effective_branch(const Json& siblings, const Json& branch,
                                       const std::string& pointer, int depth) {
@@ -228,15 +259,40 @@ Expr SchemaCompiler::compile_one_of(const Json& schema, const std::string& point
     effective.push_back(effective_branch(siblings, branches[i], child_pointer(ptr, std::to_string(i)),
                                          depth));
   }
-  std::vector<Expr> options;
-  for (size_t i = 0; i < branches.size(); ++i) {
-    Narrowing narrowing;
-    for (size_t j = 0; j < branches.size(); ++j) {
+  // The narrowing rules first, for every ordered pair. Where a pair has no rule, the oneOf is
+  // compiled with exact negations instead (schema_not.cpp): every overlapping pair (i, j) then
+  // gives i `not j`, which loses no valid instance, and a branch without an exact negation
+  // fails closed. Schemas the rules separate keep the rules' grammar.
+  const size_t k = branches.size();
+  std::vector<std::optional<Narrowing>> rules(k * k);
+  bool every_pair_has_a_rule = true;
+  for (size_t i = 0; i < k; ++i) {
+    for (size_t j = 0; j < k; ++j) {
       if (j == i) continue;
-      const std::optional<Narrowing> n = separate(effective[i], effective[j], deref);
-      if (!n) {
-        unsupported(pointer, "oneOf", "branches " + std::to_string(i) + " and " +
-                                          std::to_string(j) + " may both match one instance");
+      rules[i * k + j] = separate(effective[i], effective[j], deref);
+      every_pair_has_a_rule &= rules[i * k + j].has_value();
+    }
+  }
+  std::vector<std::optional<bool>> negatable(k);
+  auto exactly_negatable = [&](size_t j) {
+    if (!negatable[j]) negatable[j] = not_any_of(effective, {j}, ptr).has_value();
+    return *negatable[j];
+  };
+  std::vector<Expr> options;
+  for (size_t i = 0; i < k; ++i) {
+    Narrowing narrowing;
+    std::vector<size_t> negated;  // branches i takes `not j` of
+    for (size_t j = 0; j < k; ++j) {
+      if (j == i) continue;
+      const std::optional<Narrowing>& n = rules[i * k + j];
+      const bool disjoint_already = n && n->keep_types == kAllTypes && n->forbidden.empty();
+      if (!every_pair_has_a_rule && !disjoint_already) {
+        if (!exactly_negatable(j)) {
+          unsupported(pointer, "oneOf", "branches " + std::to_string(i) + " and " +
+                                            std::to_string(j) + " may both match one instance");
+        }
+        negated.push_back(j);
+        continue;
       }
       restrict_types(&narrowing.keep_types, n->keep_types);
       narrowing.forbidden.insert(n->forbidden.begin(), n->forbidden.end());
@@ -245,7 +301,7 @@ Expr SchemaCompiler::compile_one_of(const Json& schema, const std::string& point
     const Shape shape = shape_of(effective[i], deref);
     std::set<std::string> keep = shape.types;
     restrict_types(&keep, narrowing.keep_types);
-    if (keep == shape.types && narrowing.forbidden.empty()) {
+    if (keep == shape.types && narrowing.forbidden.empty() && negated.empty()) {
       // Unchanged: compile the branch as written (a `$ref` branch stays a shared rule).
       Json both = {{"allOf", Json::array({siblings, branches[i]})}};
       options.push_back(compile(has_assertions(siblings) ? both : branches[i], branch_ptr, depth + 1));
@@ -260,6 +316,15 @@ Expr SchemaCompiler::compile_one_of(const Json& schema, const std::string& point
         invalid(branch_ptr, "properties", "must be an object");
       }
       for (const std::string& p : narrowing.forbidden) narrowed["properties"][p] = false;
+    }
+    if (!negated.empty()) {
+      const std::optional<Json> others = not_any_of(effective, negated, branch_ptr);
+      if (!others) {
+        unsupported(pointer, "oneOf", "branches " + std::to_string(i) + " and " +
+                                          std::to_string(negated[0]) + " may both match one instance");
+      }
+      if (others->empty()) continue;  // every instance of i matches another branch
+      narrowed = Json{{"allOf", Json::array({narrowed, Json{{"anyOf", *others}}})}};
     }
     options.push_back(compile(narrowed, branch_ptr, depth + 1));
   }

@@ -253,8 +253,16 @@ TEST(JsonSchemaCompiler, OneOfNarrowsOverlappingBranches) {
   EXPECT_TRUE(ok(mixed, R"({"a":1})"));
   EXPECT_FALSE(ok(mixed, R"({"a":1,"b":2})"));  // both branches would match
   EXPECT_FALSE(ok(mixed, R"({})"));             // neither would
-  // No rule separates two branches that demand the same: fail closed.
-  expect_error(R"({"oneOf":[{"required":["a"]},{"required":["a"],"properties":{"a":{"minimum":1}}}]})",
+  // No rule separates two branches that demand the same: exact negations do. Branch 1 is
+  // within branch 0, so only branch 0's other instances remain (non-objects match both).
+  auto nested = compile(R"({"oneOf":[{"required":["a"]},{"required":["a"],"properties":{"a":{"minimum":1}}}]})");
+  EXPECT_TRUE(ok(nested, R"({"a":0})"));
+  EXPECT_FALSE(ok(nested, R"({"a":"s"})"));  // both: minimum holds for strings
+  EXPECT_FALSE(ok(nested, R"({"a":1})"));  // both
+  EXPECT_FALSE(ok(nested, "3"));           // both (required holds for non-objects)
+  EXPECT_FALSE(ok(nested, R"({})"));       // neither
+  // A branch without an exact negation, where no rule applies: fail closed.
+  expect_error(R"({"oneOf":[{"required":["a"]},{"required":["a"],"properties":{"a":{"multipleOf":2}}}]})",
                ErrorCode::kUnsupported, "oneOf", "#");
 }
 
