@@ -16,6 +16,13 @@ Usage: .venv/bin/python bench/guided_bench.py [--build build] [--cache build/ben
                                               [--tokenizer tokenizer.json | --gguf vocab.gguf]
 --gguf takes the tokenizer of a GGUF file (e.g. llama.cpp's ggml-vocab-qwen2.gguf) and writes
 it as a tokenizer.json (+ tokenizer_config.json with its EOS) under --cache first.
+
+After the timing tables, a coverage table (bench/guided_enforcement.py): per engine, how many of
+the sampled schemas it compiles and whether instances sampled from its own masks validate with
+the `jsonschema` package. "rejected seqs" counts afm's instances a peer refused, and in
+parentheses those holding a raw U+007F (valid JSON that llguidance only takes escaped).
+XGrammar's grammar for untyped values (`{}`, a property without a schema) keeps ", " between
+items even with separators=(",", ":"), so it refuses compact instances there.
 """
 import argparse
 import glob
@@ -26,6 +33,8 @@ import subprocess
 import sys
 import time
 import types
+
+import guided_enforcement
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(BENCH_DIR)
@@ -232,8 +241,9 @@ def byte_decoder():
 
 
 def time_peer(engine, tasks):
-    """Compile times (us) and mask times (us) over tasks; counts of rejected sequences."""
-    compile_us, mask_us, rejected = [], [], 0
+    """Compile times (us) and mask times (us) over tasks; counts of rejected sequences, and of
+    those the ones whose text holds a raw U+007F (valid JSON; llguidance wants it escaped)."""
+    compile_us, mask_us, rejected, rejected_del = [], [], 0, 0
     for task in tasks:
         t0 = time.perf_counter_ns()
         compiled = engine.compile(task["schema"])
@@ -245,8 +255,9 @@ def time_peer(engine, tasks):
                 mask_us.append(engine.time_mask(m))
                 if i < len(seq) and not engine.allowed(m, seq[i]):
                     rejected += 1
+                    rejected_del += "\x7f" in task["text"]
                     break
-    return compile_us, mask_us, rejected
+    return compile_us, mask_us, rejected, rejected_del
 
 
 def time_afm(driver, tokenizer, tasks, cache, passes=1, warm=None):
@@ -305,6 +316,7 @@ def main():
 
     files = sorted(f for d in FOLDERS for f in glob.glob(os.path.join(DATA, d, "*.json")))
     picked = random.Random(args.seed).sample(files, min(args.schemas, len(files)))
+    afm_texts = {}
     engines = [Llguidance(tokenizer, eos), Xgrammar(tokenizer, eos)]
     compiles = {"afm": 0, "llguidance": 0, "XGrammar": 0}
     tasks = []
@@ -320,6 +332,8 @@ def main():
             except subprocess.CalledProcessError:
                 pass
         ok = bool(text)
+        if text:
+            afm_texts[os.path.relpath(path, DATA)] = text
         compiles["afm"] += afm_compiles(driver, tokenizer, schema, args.cache)
         for engine in engines:
             try:
@@ -328,7 +342,7 @@ def main():
             except Exception:  # noqa: BLE001 (peers raise several kinds)
                 ok = False
         if ok:
-            tasks.append({"name": os.path.relpath(path, DATA), "schema": schema,
+            tasks.append({"name": os.path.relpath(path, DATA), "schema": schema, "text": text,
                           "tokens": [hf.encode(text, add_special_tokens=False).ids]})
     warm = []
     results = {"afm": time_afm(driver, tokenizer, tasks, args.cache, args.passes, warm)}
@@ -341,24 +355,45 @@ def main():
           f"; timed (all three compile, instance sampled): {len(tasks)} schemas, "
           f"{sum(len(t['tokens'][0]) for t in tasks)} tokens, {n_pos} afm masks")
     print()
-    print("| engine | compile p50 | compile p99 | mask p50 | mask p99 | masks | rejected seqs |")
+    print("| engine | compile p50 | compile p99 | mask p50 | mask p99 | masks | rejected seqs "
+          "(raw U+007F) |")
     print("|---|---|---|---|---|---|---|")
     base = results["afm"]
-    for name, (c, m, rej) in results.items():
+    for name, (c, m, rej, *rest) in results.items():
+        rej_del = rest[0] if rest else 0
         print(f"| {name} | {percentile(c, 50) / 1000:.2f} ms | {percentile(c, 99) / 1000:.2f} ms "
-              f"| {percentile(m, 50):.1f} us | {percentile(m, 99):.1f} us | {len(m)} | {rej} |")
+              f"| {percentile(m, 50):.1f} us | {percentile(m, 99):.1f} us | {len(m)} "
+              f"| {rej} ({rej_del}) |")
     if warm:
         print(f"| afm, warm (request 2+, same compiled grammar) | | | "
               f"{percentile(warm, 50):.1f} us | {percentile(warm, 99):.1f} us | {len(warm)} | |")
     print()
     print("| ratio (peer / afm) | compile p50 | compile p99 | mask p50 | mask p99 |")
     print("|---|---|---|---|---|")
-    for name, (c, m, _) in results.items():
+    for name, (c, m, *_) in results.items():
         if name == "afm":
             continue
         r = [percentile(c, 50) / percentile(base[0], 50), percentile(c, 99) / percentile(base[0], 99),
              percentile(m, 50) / percentile(base[1], 50), percentile(m, 99) / percentile(base[1], 99)]
         print(f"| {name} | " + " | ".join(f"{x:.1f}x" for x in r) + " |")
+    print_enforcement(engines, picked, afm_texts, compiles, hf, eos, args)
+
+
+def print_enforcement(engines, picked, afm_texts, compiles, hf, eos, args):
+    """Coverage beside speed: what each engine compiles, and whether its own output is valid."""
+    schemas = [(os.path.relpath(p, DATA), open(p).read()) for p in picked]
+    rows = guided_enforcement.enforcement(engines, schemas, afm_texts, hf, eos, args.max_tokens,
+                                          args.seed)
+    rows["afm"]["compiled"] = compiles["afm"]
+    print()
+    print("| engine | compiled | own instances | invalid | walks at the token limit |")
+    print("|---|---|---|---|---|")
+    for name, row in rows.items():
+        print(f"| {name} | {row['compiled']} of {len(picked)} | {row['instances']} "
+              f"| {row['invalid']} | {row['unfinished']} |")
+    for name, row in rows.items():
+        for example in row["examples"][:5]:
+            print(f"invalid ({name}): {example}")
 
 
 if __name__ == "__main__":
