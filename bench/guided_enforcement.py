@@ -25,31 +25,31 @@ def allowed_ids(mask):
 
 
 def structural_tokens(hf, vocab_size):
-    out = set()
+    """A boolean array over the vocabulary: tokens made only of JSON punctuation/whitespace."""
+    out = np.zeros(vocab_size, dtype=bool)
     for t in range(vocab_size):
         piece = hf.decode([t])
-        if piece and set(piece) <= PUNCTUATION:
-            out.add(t)
+        out[t] = bool(piece) and set(piece) <= PUNCTUATION
     return out
 
 
 def walk(engine, compiled, rng, structural, eos, max_tokens):
-    """Tokens of one sampled instance, or None when the walk reached max_tokens."""
+    """Tokens of one sampled instance, or None when the walk reached max_tokens. Vectorised:
+    inside a string most of a 150k vocabulary is allowed at every step."""
     m = engine.matcher(compiled)
     tokens = []
     for _ in range(max_tokens):
         engine.time_mask(m)
         ids = allowed_ids(engine.mask)
+        eos_allowed = eos < len(structural) and bool(np.any(ids == eos))
+        ids = ids[ids != eos]
+        if eos_allowed and (len(ids) == 0 or rng.random() < STRUCTURAL):
+            return tokens
         if len(ids) == 0:
             return tokens
-        if eos in set(ids.tolist()) and (len(ids) == 1 or rng.random() < STRUCTURAL):
-            return tokens
-        pool = [t for t in ids.tolist() if t in structural and t != eos] \
-            if rng.random() < STRUCTURAL else []
-        candidates = pool or [t for t in ids.tolist() if t != eos]
-        if not candidates:
-            return tokens
-        token = rng.choice(candidates)
+        pool = ids[structural[ids]] if rng.random() < STRUCTURAL else ids[:0]
+        candidates = pool if len(pool) else ids
+        token = int(candidates[rng.randrange(len(candidates))])
         if not engine.allowed(m, token):
             return tokens
         tokens.append(token)
