@@ -61,9 +61,12 @@ const std::map<std::string, std::string> kFormats = {
      ":){0,2}" AFM_H16 ")?::(" AFM_H16 ":){2}" AFM_LS32 "|((" AFM_H16 ":){0,3}" AFM_H16 ")?::" AFM_H16
      ":" AFM_LS32 "|((" AFM_H16 ":){0,4}" AFM_H16 ")?::" AFM_LS32 "|((" AFM_H16 ":){0,5}" AFM_H16
      ")?::" AFM_H16 "|((" AFM_H16 ":){0,6}" AFM_H16 ")?::"},
+    // RFC 5321 mailbox, ASCII dot-atom subset: at most 4 local atoms of at most 64 characters,
+    // and the host-name subset below as the domain. Bounded (at most 507 characters), so a
+    // `maxLength` at or above that is implied and needs no automaton product.
     {"email",
-     "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@"
-     "[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*"},
+     "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]{1,64}(\\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]{1,64}){0,3}@"
+     "(" AFM_HOST_LABEL ")(\\.(" AFM_HOST_LABEL ")){0,3}"},
     // RFC 1123 host names, a subset: at most 4 labels of at most 61 characters, so every one
     // fits the 253-character limit (4 * 61 + 3), which a plain repetition of labels would not;
     // and no "--" in a label's 3rd and 4th characters, which RFC 5891 reserves for A-labels

@@ -158,6 +158,10 @@ TEST(JsonSchemaCompiler, StringsLengthPatternFormat) {
   EXPECT_FALSE(ok(both, R"("10.0.0.300")"));  // format
   EXPECT_TRUE(ok(compile(R"({"type":"string","pattern":"^[a-z]+$","minLength":5,"maxLength":4})"),
                  R"("")") == false);
+  // email is bounded (507 characters at most), so a maxLength above that is implied.
+  auto mail = compile(R"({"type":"string","format":"email","maxLength":1024})");
+  EXPECT_TRUE(ok(mail, R"("first.last@example.co.uk")"));
+  EXPECT_FALSE(ok(mail, "\"" + std::string(65, 'a') + "@example.com\""));  // local atom > 64
   expect_error(R"({"type":"string","pattern":"^(a|b)*a(a|b){40}$","maxLength":80})",
                ErrorCode::kUnsupported, "pattern", "#");  // the automaton's state budget
   EXPECT_NO_THROW(compile(R"({"type":"string","pattern":"^a{1,2}$","maxLength":3})"));
