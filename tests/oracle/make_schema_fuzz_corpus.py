@@ -60,6 +60,12 @@ SEEDS = {
     "many_pattern_schemas": {"patternProperties": {f"k{i}": {"minimum": i} for i in range(12)}},
     "many_atoms": {"propertyNames": {"pattern": "".join(chr(0x4E00 + 2 * i) for i in range(3000)),
                                      "maxLength": 4000}},
+    # not as a union of complements, and oneOf compiled with exact negations.
+    "negations": {
+        "oneOf": [{"required": ["a"]}, {"required": ["a"], "properties": {"a": {"minimum": 1}}}],
+        "not": {"enum": ["x", 1, None], "pattern": "a", "maxLength": 3,
+                "allOf": [{"type": "integer"}, {"required": ["z"]}]},
+    },
     "ordinary_object": {
         "type": "object",
         "properties": {
