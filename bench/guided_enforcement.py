@@ -41,6 +41,7 @@ def walk(engine, compiled, rng, structural, eos, max_tokens):
     for _ in range(max_tokens):
         engine.time_mask(m)
         ids = allowed_ids(engine.mask)
+        ids = ids[ids < len(structural)]  # masks are padded to 32 bits; some set the padding
         eos_allowed = eos < len(structural) and bool(np.any(ids == eos))
         ids = ids[ids != eos]
         if eos_allowed and (len(ids) == 0 or rng.random() < STRUCTURAL):
