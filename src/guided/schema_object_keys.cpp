@@ -118,10 +118,16 @@ std::optional<Expr> SchemaCompiler::regular_additional_members(const ObjectKeyRu
       emit(keys, chosen);
       return;
     }
+    // With no declared names and no propertyNames, the first split starts from every key:
+    // the pattern's automaton and its complement are the regions, no product needed.
+    const bool from_every_key = i == 0 && names.empty() && !rules.names;
+    auto meet = [&](const CodePointDfa& with) {
+      return from_every_key ? with : CodePointDfa::intersect(keys, with).minimized();
+    };
     chosen.push_back(i);
-    split(i + 1, CodePointDfa::intersect(keys, rules.groups[i].keys).minimized());
+    split(i + 1, meet(rules.groups[i].keys));
     chosen.pop_back();
-    split(i + 1, CodePointDfa::intersect(keys, rules.groups[i].keys.complement()).minimized());
+    split(i + 1, meet(rules.groups[i].keys.complement()));
   };
   split(0, base);
   if (regions.empty()) return std::nullopt;
