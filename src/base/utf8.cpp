@@ -37,4 +37,17 @@ bool is_valid_utf8(std::string_view s) {
   return true;
 }
 
+bool decode_utf8(std::string_view s, std::vector<uint32_t>* out) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  for (size_t i = 0; i < s.size();) {
+    const size_t len = utf8_sequence_length(p + i, s.size() - i);
+    if (len == 0) return false;
+    uint32_t cp = len == 1 ? p[i] : p[i] & (0x7Fu >> len);
+    for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (p[i + k] & 0x3Fu);
+    out->push_back(cp);
+    i += len;
+  }
+  return true;
+}
+
 }  // namespace afm

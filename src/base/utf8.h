@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
+#include <vector>
 
 namespace afm {
 
@@ -13,5 +15,9 @@ size_t utf8_sequence_length(const unsigned char* p, size_t n);
 
 // Whether all of `s` is well-formed UTF-8.
 bool is_valid_utf8(std::string_view s);
+
+// Appends the code points of `s` to *out; false at the first ill-formed sequence (*out then
+// holds the code points before it).
+bool decode_utf8(std::string_view s, std::vector<uint32_t>* out);
 
 }  // namespace afm

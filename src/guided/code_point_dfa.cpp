@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "base/error.h"
+#include "base/utf8.h"
 #include "guided/regex_parser.h"
 
 namespace afm::guided {
@@ -19,28 +20,10 @@ constexpr uint32_t kNone = UINT32_MAX;
 // distinct characters has as many atoms, so the state budget alone would not bound memory.
 constexpr uint64_t kMaxTableEntries = uint64_t{4} << 20;
 
-[[noreturn]] void too_large(size_t max_states) {
-  throw Error(ErrorCode::kUnsupported,
-              "regular expression automaton has more than " + std::to_string(max_states) +
-                  " states (budget: automaton states)");
-}
-
-std::vector<uint32_t> decode_utf8(std::string_view s, bool* ok) {
-  std::vector<uint32_t> out;
-  *ok = true;
-  for (size_t i = 0; i < s.size();) {
-    const auto b0 = static_cast<uint8_t>(s[i]);
-    const int len = b0 < 0x80 ? 1 : (b0 >> 5) == 6 ? 2 : (b0 >> 4) == 14 ? 3 : (b0 >> 3) == 30 ? 4 : 0;
-    if (len == 0 || i + len > s.size()) {
-      *ok = false;
-      return out;
-    }
-    uint32_t cp = len == 1 ? b0 : b0 & (0x7F >> len);
-    for (int k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<uint8_t>(s[i + k]) & 0x3F);
-    out.push_back(cp);
-    i += static_cast<size_t>(len);
-  }
-  return out;
+[[noreturn]] void too_large(uint64_t limit, const char* what = "states") {
+  throw Error(ErrorCode::kUnsupported, "regular expression automaton has more than " +
+                                           std::to_string(limit) + " " + what +
+                                           " (budget: automaton states)");
 }
 
 // Sorted, unique interval starts covering 0..0x10FFFF, surrogates an interval of their own.
@@ -111,23 +94,12 @@ class Nfa {
       case K::kEnd:
         break;
     }
-    regex::unsupported(pattern_, n.offset,
-                       std::string("anchor ") + (n.kind == K::kStart ? "^" : "$") +
-                           " that is not at the start/end of a top-level branch");
+    regex::misplaced_anchor(pattern_, n);
   }
 
   // One top-level branch: anchors stripped, unanchored ends padded with "any characters".
   Frag branch(regex::Node b, bool search) {
-    using K = regex::Node::Kind;
-    bool anchored_start = !search, anchored_end = !search;
-    while (!b.kids.empty() && b.kids.front().kind == K::kStart) {
-      anchored_start = true;
-      b.kids.erase(b.kids.begin());
-    }
-    while (!b.kids.empty() && b.kids.back().kind == K::kEnd) {
-      anchored_end = true;
-      b.kids.pop_back();
-    }
+    const auto [anchored_start, anchored_end] = regex::strip_anchors(b, search);
     Frag body = build(b);
     if (!anchored_start) body = {any_star(body.in, true), body.out};
     if (!anchored_end) body = {body.in, any_star(body.out, false)};
@@ -300,9 +272,7 @@ class DfaBuilder {
   uint32_t add_state(bool accepting) {
     if (dfa_.accepting_.size() >= max_) too_large(max_);
     if ((dfa_.accepting_.size() + 1) * dfa_.num_atoms() > kMaxTableEntries) {
-      throw Error(ErrorCode::kUnsupported,
-                  "regular expression automaton has more than " + std::to_string(kMaxTableEntries) +
-                      " transitions (budget: automaton states)");
+      too_large(kMaxTableEntries, "transitions");
     }
     dfa_.accepting_.push_back(accepting);
     dfa_.next_.resize(dfa_.next_.size() + dfa_.num_atoms(), CodePointDfa::kDead);
@@ -342,22 +312,25 @@ CodePointDfa CodePointDfa::length_between(uint32_t min, uint32_t max, size_t max
   if (states > max_states) too_large(max_states);
   DfaBuilder b(atoms_from({}), max_states);
   for (uint64_t s = 0; s < states; ++s) b.add_state(s >= min);
+  CodePointDfa out = b.take();
+  const uint32_t surrogates = out.atom_of(kSurrogateLo);
   for (uint32_t s = 0; s < states; ++s) {
     const uint32_t to = s + 1 < states ? s + 1 : (unbounded ? s : kDead);
-    for (uint32_t a = 0; a < b.num_atoms(); ++a) {
-      if (a != 1) b.set(s, a, to);  // atom 1 is the surrogates
+    for (uint32_t a = 0; a < out.num_atoms(); ++a) {
+      if (a != surrogates) out.next_[s * out.num_atoms() + a] = to;
     }
   }
-  return b.take();
+  return out;
 }
 
 CodePointDfa CodePointDfa::from_strings(const std::vector<std::string>& strings) {
   std::vector<std::vector<uint32_t>> decoded;
   std::vector<uint32_t> starts;
   for (const std::string& s : strings) {
-    bool ok = false;
-    decoded.push_back(decode_utf8(s, &ok));
-    if (!ok) throw Error(ErrorCode::kInvalidArgument, "regular language: a name is not UTF-8");
+    decoded.emplace_back();
+    if (!decode_utf8(s, &decoded.back())) {
+      throw Error(ErrorCode::kInvalidArgument, "regular language: a name is not UTF-8");
+    }
     for (uint32_t cp : decoded.back()) {
       starts.push_back(cp);
       starts.push_back(cp + 1);
@@ -502,12 +475,28 @@ CodePointDfa CodePointDfa::product(const CodePointDfa& a, const CodePointDfa& b,
   return out.take().trimmed();
 }
 
+// The start accepts and loops on every character: the automaton accepts every string.
+bool CodePointDfa::is_everything() const {
+  if (!accepting_[0]) return false;
+  const uint32_t surrogates = atom_of(kSurrogateLo);
+  for (uint32_t a = 0; a < num_atoms(); ++a) {
+    if (a != surrogates && next(0, a) != 0) return false;
+  }
+  return true;
+}
+
+// Intersecting with (or uniting with) every string needs no product: constraints are often
+// added one by one to "every string", and an object without declared names starts there.
 CodePointDfa CodePointDfa::intersect(const CodePointDfa& a, const CodePointDfa& b,
                                      size_t max_states) {
+  if (a.is_everything()) return b.trimmed();
+  if (b.is_everything()) return a.trimmed();
   return product(a, b, /*both=*/true, max_states);
 }
 
 CodePointDfa CodePointDfa::unite(const CodePointDfa& a, const CodePointDfa& b, size_t max_states) {
+  if (a.is_everything()) return a;
+  if (b.is_everything()) return b;
   return product(a, b, /*both=*/false, max_states);
 }
 
@@ -532,6 +521,7 @@ CodePointDfa CodePointDfa::complement() const {
 }
 
 CodePointDfa CodePointDfa::trimmed() const {
+  if (minimal_) return *this;
   const size_t n = num_states(), atoms = num_atoms();
   std::vector<bool> reached(n, false);
   std::vector<uint32_t> order{0};
@@ -591,6 +581,7 @@ CodePointDfa CodePointDfa::trimmed() const {
 }
 
 CodePointDfa CodePointDfa::minimized() const {
+  if (minimal_) return *this;
   const CodePointDfa t = trimmed();
   const size_t n = t.num_states(), atoms = t.num_atoms();
   std::vector<uint32_t> cls;
@@ -630,6 +621,7 @@ CodePointDfa CodePointDfa::minimized() const {
       if (to != kDead) out.next_[c * keep_atoms.size() + k] = id[cls[to]];
     }
   }
+  out.minimal_ = true;
   return out;
 }
 
@@ -641,12 +633,10 @@ bool CodePointDfa::empty() const {
 }
 
 bool CodePointDfa::matches(std::string_view utf8) const {
-  bool ok = false;
-  const std::vector<uint32_t> cps = decode_utf8(utf8, &ok);
-  if (!ok) return false;
+  std::vector<uint32_t> cps;
+  if (!decode_utf8(utf8, &cps)) return false;
   uint32_t s = 0;
   for (uint32_t cp : cps) {
-    if (cp > kMaxCodePoint) return false;
     s = next(s, atom_of(cp));
     if (s == kDead) return false;
   }

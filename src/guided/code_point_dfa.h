@@ -76,10 +76,14 @@ class CodePointDfa {
   static CodePointDfa product(const CodePointDfa& a, const CodePointDfa& b, bool both,
                               size_t max_states);
   CodePointDfa trimmed() const;  // reachable states that can still accept
+  bool is_everything() const;    // recognises the one-state form of every string
 
   std::vector<uint32_t> atom_start_;  // atom i = [atom_start_[i], atom_start_[i + 1] - 1]
   std::vector<uint32_t> next_;        // num_states() x num_atoms()
   std::vector<bool> accepting_;
+  // Set by minimized(): minimising or trimming again returns a copy (schema code minimises
+  // after each operation, and lowering minimises once more).
+  bool minimal_ = false;
   friend class DfaBuilder;
 };
 

@@ -64,9 +64,7 @@ class Lowerer {
       case Node::Kind::kEnd:
         break;
     }
-    regex::unsupported(pattern_, n.offset,
-                       std::string("anchor ") + (n.kind == Node::Kind::kStart ? "^" : "$") +
-                           " that is not at the start/end of a top-level branch");
+    regex::misplaced_anchor(pattern_, n);
   }
 
   static bool nullable(const Node& n) {
@@ -112,16 +110,8 @@ class Lowerer {
 
   // One top-level branch: strip its leading ^ / trailing $ and pad unanchored ends.
   RegexExpr lower_branch(Node branch, bool search) {
-    bool anchored_start = !search, anchored_end = !search;
+    const auto [anchored_start, anchored_end] = regex::strip_anchors(branch, search);
     auto& kids = branch.kids;
-    while (!kids.empty() && kids.front().kind == Node::Kind::kStart) {
-      anchored_start = true;
-      kids.erase(kids.begin());
-    }
-    while (!kids.empty() && kids.back().kind == Node::Kind::kEnd) {
-      anchored_end = true;
-      kids.pop_back();
-    }
     if (!anchored_end) trim_search_end(kids, /*back=*/true);
     if (!anchored_start) trim_search_end(kids, /*back=*/false);
     RegexExpr body = lower(branch);

@@ -371,4 +371,24 @@ class Parser {
 
 Node parse(std::string_view pattern) { return Parser(pattern).parse_all(); }
 
+BranchEnds strip_anchors(Node& branch, bool search) {
+  BranchEnds ends{!search, !search};
+  auto& kids = branch.kids;
+  while (!kids.empty() && kids.front().kind == Node::Kind::kStart) {
+    ends.anchored_start = true;
+    kids.erase(kids.begin());
+  }
+  while (!kids.empty() && kids.back().kind == Node::Kind::kEnd) {
+    ends.anchored_end = true;
+    kids.pop_back();
+  }
+  return ends;
+}
+
+[[noreturn]] void misplaced_anchor(std::string_view pattern, const Node& anchor) {
+  unsupported(pattern, anchor.offset,
+              std::string("anchor ") + (anchor.kind == Node::Kind::kStart ? "^" : "$") +
+                  " that is not at the start/end of a top-level branch");
+}
+
 }  // namespace afm::guided::regex

@@ -24,6 +24,15 @@ struct Node {
 // Parses the whole pattern; the root is always a kAlt of branches (each a kConcat).
 Node parse(std::string_view pattern);
 
+// Which ends of a top-level branch are anchored. strip_anchors removes the branch's leading ^
+// and trailing $; with search = false (a full match) both ends count as anchored anyway.
+struct BranchEnds {
+  bool anchored_start, anchored_end;
+};
+BranchEnds strip_anchors(Node& branch, bool search);
+// The error for a ^ or $ anywhere else (`anchor` is that node).
+[[noreturn]] void misplaced_anchor(std::string_view pattern, const Node& anchor);
+
 // Error helpers naming the pattern and the offset.
 [[noreturn]] void unsupported(std::string_view pattern, size_t offset, const std::string& what);
 [[noreturn]] void syntax_error(std::string_view pattern, size_t offset, const std::string& what);

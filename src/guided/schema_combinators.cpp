@@ -131,31 +131,27 @@ void SchemaCompiler::merge_into(Json& dst, const Json& src, const std::string& p
   // A branch whose additionalProperties restricts the keys it does not declare keeps its
   // meaning in the merge only if the other side declares no name it lacks (a name both declare
   // is checked by both property schemas, merged) and has no patternProperties.
-  auto names_outside = [&](const Json& s, const Json& declared_by, bool from_members) {
-    if (s.contains("patternProperties")) return true;
-    const Json empty = Json::object();
-    const Json& props = s.contains("properties") && s["properties"].is_object() ? s["properties"] : empty;
-    for (const auto& [name, sub] : props.items()) {
-      const bool known = from_members ? members.property_index.count(name) > 0
-                                      : declared_by.contains("properties") &&
-                                            declared_by["properties"].is_object() &&
-                                            declared_by["properties"].contains(name);
-      if (!known) return true;
+  auto declares = [](const Json& s, const std::string& name) {
+    return s.contains("properties") && s["properties"].is_object() && s["properties"].contains(name);
+  };
+  // Names src declares that the merged branches so far (members) do not, or src's patterns.
+  auto src_adds_keys = [&] {
+    if (src.contains("patternProperties")) return true;
+    if (!src.contains("properties") || !src["properties"].is_object()) return false;
+    for (const auto& [name, sub] : src["properties"].items()) {
+      if (!members.property_index.count(name)) return true;
     }
     return false;
   };
-  auto member_names_outside = [&](const Json& restricting) {
+  // Names the merged branches so far declare that src does not, or their patterns.
+  auto dst_adds_keys = [&] {
     if (dst.contains("patternProperties")) return true;
     for (const auto& [name, sub] : members.properties) {
-      if (!(restricting.contains("properties") && restricting["properties"].is_object() &&
-            restricting["properties"].contains(name))) {
-        return true;
-      }
+      if (!declares(src, name)) return true;
     }
     return false;
   };
-  if ((restricts_others(dst) && names_outside(src, dst, /*from_members=*/true)) ||
-      (restricts_others(src) && member_names_outside(src)) ||
+  if ((restricts_others(dst) && src_adds_keys()) || (restricts_others(src) && dst_adds_keys()) ||
       (dst.contains("prefixItems") && src.contains("items")) ||
       (src.contains("prefixItems") && dst.contains("items"))) {
     unsupported(pointer, "allOf",

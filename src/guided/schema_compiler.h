@@ -75,6 +75,9 @@ class SchemaCompiler {
   // Clears *exact where the union is a subset of the complement (documented there).
   std::vector<Json> negate(const Json& schema, const std::string& pointer, int depth,
                            bool* exact) const;
+  // negate() where it is exact and every keyword has a complement; nullopt otherwise.
+  std::optional<std::vector<Json>> exact_negation(const Json& schema,
+                                                  const std::string& pointer) const;
   void negate_type(const Json& type, std::vector<Json>* out, bool* exact) const;
   void negate_values(const Json& values, const std::string& pointer, std::vector<Json>* out,
                      bool* exact) const;
@@ -118,9 +121,7 @@ class SchemaCompiler {
 
   // schema_one_of.cpp
   Expr compile_one_of(const Json& schema, const std::string& pointer, int depth);
-  std::optional<std::vector<Json>> not_any_of(const std::vector<Json>& branches,
-                                              const std::vector<size_t>& js,
-                                              const std::string& pointer) const;
+
   Json effective_branch(const Json& siblings, const Json& branch, const std::string& pointer,
                         int depth);
   // `schema` itself, or the target of a schema that is only a `$ref` (followed repeatedly).

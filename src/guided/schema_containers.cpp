@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "guided/byte_matcher.h"
+#include "base/utf8.h"
 #include "guided/char_classes.h"
 #include "guided/schema_compiler.h"
 
@@ -14,19 +14,6 @@ namespace afm::guided {
 namespace {
 
 constexpr uint64_t kMaxItemsBound = 100000;
-
-std::vector<uint32_t> decode_utf8(const std::string& s) {
-  std::vector<uint32_t> out;
-  for (size_t i = 0; i < s.size();) {
-    const auto b0 = static_cast<uint8_t>(s[i]);
-    int len = b0 < 0x80 ? 1 : (b0 >> 5) == 6 ? 2 : (b0 >> 4) == 14 ? 3 : 4;
-    uint32_t cp = len == 1 ? b0 : b0 & (0x7F >> len);
-    for (int k = 1; k < len && i + k < s.size(); ++k) cp = (cp << 6) | (s[i + k] & 0x3F);
-    out.push_back(cp);
-    i += len;
-  }
-  return out;
-}
 
 std::string json_key(const std::string& name) { return Json(name).dump() ; }
 
@@ -48,7 +35,9 @@ struct KeyTrie {
 
   void insert(const std::string& name) {
     uint32_t at = 0;
-    for (uint32_t cp : decode_utf8(name)) {
+    std::vector<uint32_t> code_points;
+    decode_utf8(name, &code_points);  // names are JSON strings: well-formed UTF-8
+    for (uint32_t cp : code_points) {
       auto [it, added] = nodes[at].kids.emplace(cp, static_cast<uint32_t>(nodes.size()));
       if (added) nodes.emplace_back();
       at = it->second;
@@ -220,9 +209,10 @@ Expr SchemaCompiler::compile_object(const Json& schema, const std::string& point
       continue;
     }
     const std::string at = child_pointer(props_ptr, name);
-    const std::optional<Json> merged = rules.value_schema(name, &sub);
-    members.push_back({name, member_pair(name, compile(rules.groups.empty() ? sub : *merged, at, depth + 1)),
-                       is_required});
+    // Patterns matching a declared name add their schemas (a copy only where there are any).
+    const Expr value = rules.groups.empty() ? compile(sub, at, depth + 1)
+                                            : compile(*rules.value_schema(name, &sub), at, depth + 1);
+    members.push_back({name, member_pair(name, value), is_required});
   }
   const std::string add_ptr = child_pointer(pointer, "additionalProperties");
   std::set<std::string> named(names.begin(), names.end());

@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <set>
 
+#include "base/error.h"
 #include "guided/schema_compiler.h"
 
 namespace afm::guided {
@@ -111,6 +112,20 @@ std::vector<Json> SchemaCompiler::negate(const Json& raw, const std::string& poi
   }
   if (!strings.empty()) out.push_back(typed("string", {{kNotStrings, Json::array({strings})}}));
   return out;
+}
+
+std::optional<std::vector<Json>> SchemaCompiler::exact_negation(const Json& schema,
+                                                                const std::string& pointer) const {
+  bool exact = true;
+  std::vector<Json> alternatives;
+  try {
+    alternatives = negate(schema, pointer, 0, &exact);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kUnsupported) throw;
+    return std::nullopt;  // a keyword without a complement
+  }
+  if (!exact) return std::nullopt;
+  return alternatives;
 }
 
 void SchemaCompiler::negate_type(const Json& t, std::vector<Json>* out, bool* exact) const {

@@ -96,7 +96,8 @@ std::optional<Expr> SchemaCompiler::regular_additional_members(const ObjectKeyRu
                                                                const std::vector<std::string>& names,
                                                                const Json& additional,
                                                                const std::string& pointer, int depth) {
-  CodePointDfa base = CodePointDfa::from_strings(names).complement();
+  // Minimised, "every key" (no names) is one looping state: intersections skip the product.
+  CodePointDfa base = CodePointDfa::from_strings(names).complement().minimized();
   if (rules.names) base = CodePointDfa::intersect(base, *rules.names).minimized();
   const Expr quote = b_.literal("\"");
   std::vector<Expr> regions;
@@ -118,16 +119,10 @@ std::optional<Expr> SchemaCompiler::regular_additional_members(const ObjectKeyRu
       emit(keys, chosen);
       return;
     }
-    // With no declared names and no propertyNames, the first split starts from every key:
-    // the pattern's automaton and its complement are the regions, no product needed.
-    const bool from_every_key = i == 0 && names.empty() && !rules.names;
-    auto meet = [&](const CodePointDfa& with) {
-      return from_every_key ? with : CodePointDfa::intersect(keys, with).minimized();
-    };
     chosen.push_back(i);
-    split(i + 1, meet(rules.groups[i].keys));
+    split(i + 1, CodePointDfa::intersect(keys, rules.groups[i].keys).minimized());
     chosen.pop_back();
-    split(i + 1, meet(rules.groups[i].keys.complement()));
+    split(i + 1, CodePointDfa::intersect(keys, rules.groups[i].keys.complement()).minimized());
   };
   split(0, base);
   if (regions.empty()) return std::nullopt;

@@ -21,7 +21,6 @@
 #include <algorithm>
 #include <set>
 
-#include "base/error.h"
 #include "guided/schema_compiler.h"
 
 namespace afm::guided {
@@ -81,6 +80,25 @@ void restrict_types(std::set<std::string>* types, const std::set<std::string>& a
 }
 
 // The narrowing of one branch: the types it keeps and the properties it must not write.
+// The conjunction of unions of schemas as one union: each choice of one alternative per union,
+// as an allOf. Null past kMaxNegatedAlternatives.
+std::optional<std::vector<Json>> conjunction_of_unions(
+    const std::vector<const std::vector<Json>*>& unions) {
+  constexpr size_t kMaxNegatedAlternatives = 64;
+  std::vector<Json> product = {Json::object()};
+  for (const std::vector<Json>* alternatives : unions) {
+    std::vector<Json> next;
+    for (const Json& x : product) {
+      for (const Json& y : *alternatives) {
+        next.push_back(x.empty() ? y : Json{{"allOf", Json::array({x, y})}});
+      }
+    }
+    if (next.size() > kMaxNegatedAlternatives) return std::nullopt;
+    product = std::move(next);
+  }
+  return product;
+}
+
 struct Narrowing {
   std::set<std::string> keep_types = kAllTypes;
   std::set<std::string> forbidden;
@@ -209,36 +227,6 @@ std::optional<Narrowing> separate(const Json& i, const Json& j, const Deref& der
 
 }  // namespace
 
-// Positive schemas whose union is exactly "none of branches[js]": the product of each branch's
-// negation (schema_not.cpp), each pair of alternatives as an allOf. Null when a branch has no
-// exact negation or the product passes kMaxNegatedAlternatives.
-std::optional<std::vector<Json>> SchemaCompiler::not_any_of(const std::vector<Json>& branches,
-                                                           const std::vector<size_t>& js,
-                                                           const std::string& pointer) const {
-  constexpr size_t kMaxNegatedAlternatives = 64;
-  std::vector<Json> product = {Json::object()};
-  for (size_t j : js) {
-    bool exact = true;
-    std::vector<Json> alternatives;
-    try {
-      alternatives = negate(branches[j], pointer, 0, &exact);
-    } catch (const Error& e) {
-      if (e.code() != ErrorCode::kUnsupported) throw;
-      return std::nullopt;  // a keyword without a complement: the caller names the branches
-    }
-    if (!exact) return std::nullopt;
-    std::vector<Json> next;
-    for (const Json& x : product) {
-      for (const Json& y : alternatives) {
-        next.push_back(x.empty() ? y : Json{{"allOf", Json::array({x, y})}});
-      }
-    }
-    if (next.size() > kMaxNegatedAlternatives) return std::nullopt;
-    product = std::move(next);
-  }
-  return product;
-}
-
 // A branch with the sibling keywords of its oneOf merged in, `$ref`s looked through.
 Json SchemaCompiler::effective_branch(const Json& siblings, const Json& branch,
                                       const std::string& pointer, int depth) {
@@ -273,10 +261,12 @@ Expr SchemaCompiler::compile_one_of(const Json& schema, const std::string& point
       every_pair_has_a_rule &= rules[i * k + j].has_value();
     }
   }
-  std::vector<std::optional<bool>> negatable(k);
-  auto exactly_negatable = [&](size_t j) {
-    if (!negatable[j]) negatable[j] = not_any_of(effective, {j}, ptr).has_value();
-    return *negatable[j];
+  std::vector<std::optional<std::vector<Json>>> negations(k);  // computed when first needed
+  std::vector<bool> negation_tried(k, false);
+  auto negation_of = [&](size_t j) -> const std::optional<std::vector<Json>>& {
+    if (!negation_tried[j]) negations[j] = exact_negation(effective[j], ptr);
+    negation_tried[j] = true;
+    return negations[j];
   };
   std::vector<Expr> options;
   for (size_t i = 0; i < k; ++i) {
@@ -287,7 +277,7 @@ Expr SchemaCompiler::compile_one_of(const Json& schema, const std::string& point
       const std::optional<Narrowing>& n = rules[i * k + j];
       const bool disjoint_already = n && n->keep_types == kAllTypes && n->forbidden.empty();
       if (!every_pair_has_a_rule && !disjoint_already) {
-        if (!exactly_negatable(j)) {
+        if (!negation_of(j)) {
           unsupported(pointer, "oneOf", "branches " + std::to_string(i) + " and " +
                                             std::to_string(j) + " may both match one instance");
         }
@@ -318,13 +308,15 @@ Expr SchemaCompiler::compile_one_of(const Json& schema, const std::string& point
       for (const std::string& p : narrowing.forbidden) narrowed["properties"][p] = false;
     }
     if (!negated.empty()) {
-      const std::optional<Json> others = not_any_of(effective, negated, branch_ptr);
+      std::vector<const std::vector<Json>*> unions;
+      for (size_t j : negated) unions.push_back(&*negation_of(j));
+      const std::optional<std::vector<Json>> others = conjunction_of_unions(unions);
       if (!others) {
         unsupported(pointer, "oneOf", "branches " + std::to_string(i) + " and " +
                                           std::to_string(negated[0]) + " may both match one instance");
       }
       if (others->empty()) continue;  // every instance of i matches another branch
-      narrowed = Json{{"allOf", Json::array({narrowed, Json{{"anyOf", *others}}})}};
+      narrowed = Json{{"allOf", Json::array({narrowed, Json{{"anyOf", Json(*others)}}})}};
     }
     options.push_back(compile(narrowed, branch_ptr, depth + 1));
   }

@@ -38,5 +38,14 @@ TEST(Utf8, WholeStrings) {
   EXPECT_FALSE(is_valid_utf8("\xA9y"));
 }
 
+TEST(Utf8, DecodesCodePointsAndStopsAtTheFirstIllFormedSequence) {
+  std::vector<uint32_t> cps;
+  EXPECT_TRUE(decode_utf8("a\xC3\xA9\xE4\xB8\xAD\xF0\x9F\x98\x80", &cps));
+  EXPECT_EQ(cps, (std::vector<uint32_t>{0x61, 0xE9, 0x4E2D, 0x1F600}));
+  cps.clear();
+  EXPECT_FALSE(decode_utf8("ab\xED\xA0\x80c", &cps));  // an encoded surrogate
+  EXPECT_EQ(cps, (std::vector<uint32_t>{0x61, 0x62}));
+}
+
 }  // namespace
 }  // namespace afm
