@@ -43,7 +43,7 @@ TEST(Utf8, DecodesCodePointsAndStopsAtTheFirstIllFormedSequence) {
   EXPECT_TRUE(decode_utf8("a\xC3\xA9\xE4\xB8\xAD\xF0\x9F\x98\x80", &cps));
   EXPECT_EQ(cps, (std::vector<uint32_t>{0x61, 0xE9, 0x4E2D, 0x1F600}));
   cps.clear();
-  EXPECT_FALSE(decode_utf8("ab\xED\xA0\x80c", &cps));  // an encoded surrogate
+  EXPECT_FALSE(decode_utf8("ab\xED\xA0\x80" "c", &cps));  // an encoded surrogate
   EXPECT_EQ(cps, (std::vector<uint32_t>{0x61, 0x62}));
 }
 
