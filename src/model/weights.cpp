@@ -23,22 +23,25 @@ ops::Matrix WeightLoader::table(const std::string& name, int64_t rows, int64_t c
   return view(name, {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)}, rows, cols);
 }
 
-ops::Matrix WeightLoader::as_matrix(ops::Matrix table) const {
-  if (interleaved_ != nullptr && table.interleaved == nullptr) interleaved_->attach(table, file_);
-  return table;
+ops::Matrix WeightLoader::as_matrix(ops::Matrix table) const { return with_copy(table, 1); }
+
+ops::Matrix WeightLoader::with_copy(ops::Matrix m, int64_t stack) const {
+  if (interleaved_ != nullptr && m.interleaved == nullptr) interleaved_->attach(m, file_, stack);
+  return m;
 }
 
 ops::Matrix WeightLoader::stacked_matrix(const std::string& name, int64_t n, int64_t rows,
                                          int64_t cols) const {
-  return as_matrix(view(
-      name, {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows), static_cast<uint64_t>(n)},
-      n * rows, cols));
+  return with_copy(view(name, {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows),
+                               static_cast<uint64_t>(n)},
+                        n * rows, cols),
+                   n);
 }
 
 ops::Matrix expert(const ops::Matrix& stacked, int64_t e, int64_t rows) {
   ops::Matrix m = stacked;
   m.data = static_cast<const uint8_t*>(stacked.data) + e * ops::matrix_bytes(stacked.type, rows, stacked.cols);
-  m.interleaved = ops::interleaved_slice(stacked, e * rows);
+  m.interleaved = ops::expert_copy(stacked, e, rows);
   m.rows = rows;
   return m;
 }

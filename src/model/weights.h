@@ -34,6 +34,8 @@ class WeightLoader {
   std::vector<float> optional_vector(const std::string& name, int64_t n) const;
 
  private:
+  // m with its copy for matmul (InterleavedWeights::attach; `stack` matrices of m.rows / stack).
+  ops::Matrix with_copy(ops::Matrix m, int64_t stack) const;
   ops::Matrix view(const std::string& name, const std::vector<uint64_t>& want, int64_t rows,
                    int64_t cols) const;
   const gguf::File& file_;

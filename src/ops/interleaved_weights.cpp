@@ -3,8 +3,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <vector>
 
 #include "backend/cpu/gemm.h"
+#include "quant/astc_lanes.h"
 
 namespace afm::ops {
 namespace {
@@ -15,34 +17,72 @@ const cpu::InterleavedKernels* interleaved_kernels() {
   return cpu::best_gemm_kernels().interleaved;
 }
 
+bool copies_allowed() {
+  const char* env = std::getenv("AFM_INTERLEAVE");  // read at each load: tests compare both ways
+  return !(env != nullptr && std::strcmp(env, "0") == 0);
+}
+
 }  // namespace
 
-bool InterleavedWeights::enabled() {
-  const char* env = std::getenv("AFM_INTERLEAVE");  // read at each load: tests compare both ways
-  return interleaved_kernels() != nullptr && !(env != nullptr && std::strcmp(env, "0") == 0);
-}
+bool InterleavedWeights::enabled() { return interleaved_kernels() != nullptr && copies_allowed(); }
 
 void InterleavedWeights::FreeAligned::operator()(uint8_t* p) const { std::free(p); }
 
-void InterleavedWeights::attach(Matrix& m, const gguf::File& file) {
-  const bool q8 = m.type == gguf::TensorType::kQ8_0, q4 = m.type == gguf::TensorType::kQ4_0;
-  if (!(q8 || q4) || m.rows < kGroupRows || m.data == nullptr || !enabled()) return;
-  const int64_t rows = m.rows / kGroupRows * kGroupRows;
-  const size_t bytes = static_cast<size_t>(rows) * m.row_bytes;
+uint8_t* InterleavedWeights::allocate(size_t bytes) {
   const size_t rounded = (bytes + 63) / 64 * 64;  // aligned_alloc wants a multiple of the alignment
   auto* out = static_cast<uint8_t*>(std::aligned_alloc(64, rounded));
   if (out == nullptr) throw std::bad_alloc();
   buffers_.emplace_back(out);
+  bytes_ += bytes;
+  return out;
+}
+
+void InterleavedWeights::attach_astc(Matrix& m, const gguf::File& file, int64_t stack) {
+  namespace astc = quant::astc;
+  const int64_t rows = m.rows / stack;
+  const size_t file_bytes = matrix_bytes(m.type, rows, m.cols);
+  const size_t region = astc::lane_layout(rows, m.cols).bytes;
+  const auto* data = static_cast<const uint8_t*>(m.data);
+  std::vector<int64_t> exceptions(static_cast<size_t>(stack));
+  int64_t total = 0;
+  for (int64_t e = 0; e < stack; ++e) {
+    total += exceptions[e] = astc::count_lane_exceptions(data + e * file_bytes, rows, m.cols);
+  }
+  uint8_t* out = allocate(stack * region + static_cast<size_t>(total) * sizeof(astc::LaneException));
+  auto* records = reinterpret_cast<astc::LaneException*>(out + stack * region);
+  for (int64_t e = 0; e < stack; ++e) {
+    astc::write_lane_form(data + e * file_bytes, rows, m.cols, out + e * region, records);
+    records += exceptions[e];
+  }
+  file.drop_resident({data, stack * file_bytes});
+  m.interleaved = out;
+}
+
+void InterleavedWeights::attach(Matrix& m, const gguf::File& file, int64_t stack) {
+  if (m.data == nullptr) return;
+  if (m.type == gguf::TensorType::kASTC6X6) {
+    if (copies_allowed()) attach_astc(m, file, stack);
+    return;
+  }
+  const bool q8 = m.type == gguf::TensorType::kQ8_0, q4 = m.type == gguf::TensorType::kQ4_0;
+  if (!(q8 || q4) || m.rows < kGroupRows || !enabled()) return;
+  const int64_t rows = m.rows / kGroupRows * kGroupRows;
+  const size_t bytes = static_cast<size_t>(rows) * m.row_bytes;
+  uint8_t* out = allocate(bytes);
   const cpu::InterleavedKernels& k = *interleaved_kernels();
   (q8 ? k.interleave_q8_0 : k.interleave_q4_0)(m.data, m.row_bytes, rows, m.cols, out);
   file.drop_resident({static_cast<const uint8_t*>(m.data), bytes});
   m.interleaved = out;
-  bytes_ += bytes;
 }
 
 const void* interleaved_slice(const Matrix& m, int64_t row0) {
-  if (m.interleaved == nullptr || row0 % kGroupRows != 0) return nullptr;
+  if (m.interleaved == nullptr || row0 % kGroupRows != 0 || m.row_bytes == 0) return nullptr;
   return static_cast<const uint8_t*>(m.interleaved) + static_cast<size_t>(row0) * m.row_bytes;
+}
+
+const void* expert_copy(const Matrix& m, int64_t e, int64_t rows) {
+  if (m.interleaved == nullptr || m.type != gguf::TensorType::kASTC6X6) return interleaved_slice(m, e * rows);
+  return static_cast<const uint8_t*>(m.interleaved) + e * quant::astc::lane_layout(rows, m.cols).bytes;
 }
 
 }  // namespace afm::ops

@@ -1,6 +1,8 @@
 // Owns the 16-row interleaved copies of a model's q8_0 / q4_0 matrices (the layout in
 // backend/cpu/gemm.h, InterleavedKernels), made once at load so that decode reads each weight
-// byte once with no per-row reduction, as llama.cpp's repacked CPU buffers do.
+// byte once with no per-row reduction, as llama.cpp's repacked CPU buffers do; and the lane
+// forms of its astc6x6 matrices (quant/astc_lanes.h: the file's size plus the few tiles that
+// have no lane block), which decode with a few SIMD operations per tile instead of a block parse.
 //
 // The copy has the file's size; the file's pages it replaces are given back to the OS
 // (gguf::File::drop_resident), so a model is not held twice. AFM_INTERLEAVE=0 turns copies off:
@@ -26,13 +28,17 @@ class InterleavedWeights {
   static bool enabled();
 
   // Sets m.interleaved to a new copy of m's whole 16-row groups when m is q8_0 / q4_0 with at
-  // least 16 rows and copies are enabled; otherwise leaves m as it is. `file` holds m.data: the
-  // copied pages are dropped from it.
-  void attach(Matrix& m, const gguf::File& file);
+  // least 16 rows and copies are enabled, or to the lane forms of m's `stack` matrices (each
+  // m.rows / stack rows, tiled on its own) when m is astc6x6 and AFM_INTERLEAVE is not 0;
+  // otherwise leaves m as it is. `file` holds m.data: the copied pages are dropped from it.
+  void attach(Matrix& m, const gguf::File& file, int64_t stack = 1);
 
   size_t bytes() const { return bytes_; }  // all copies
 
  private:
+  void attach_astc(Matrix& m, const gguf::File& file, int64_t stack);
+  uint8_t* allocate(size_t bytes);
+
   struct FreeAligned {
     void operator()(uint8_t* p) const;
   };
@@ -41,7 +47,10 @@ class InterleavedWeights {
 };
 
 // The part of m a row range [row0, row0 + rows) keeps: the interleaved copy carries over when
-// row0 starts a group (the layout's offsets are the file's); otherwise it is dropped.
+// row0 starts a group (the layout's offsets are the file's); otherwise it is dropped. Not for
+// astc6x6, whose row ranges are experts (expert_copy).
 const void* interleaved_slice(const Matrix& m, int64_t row0);
+// The copy of the e-th of m's stacked matrices of `rows` rows each.
+const void* expert_copy(const Matrix& m, int64_t e, int64_t rows);
 
 }  // namespace afm::ops

@@ -81,13 +81,13 @@ cpu::GemmKernel interleaved_kernel(const Matrix& w, const cpu::GemmKernels& k) {
   return w.type == gguf::TensorType::kQ8_0 ? k.interleaved->q8_0 : k.interleaved->q4_0;
 }
 
-// The row of a matrix (rows, `bytes` in all) where `offset` bytes into it fall, on a 16-row
-// boundary (so that interleaved groups stay whole) or at either end. Monotonic in offset, so
-// consecutive threads' cuts partition the rows.
-int64_t row_at(int64_t offset, int64_t bytes, int64_t rows) {
+// The row of a matrix (rows, `bytes` in all) where `offset` bytes into it fall, on a multiple
+// of `group` (16, so that interleaved groups stay whole; 6 for astc6x6, whose tiles span 6
+// rows) or at either end. Monotonic in offset, so consecutive threads' cuts partition the rows.
+int64_t row_at(int64_t offset, int64_t bytes, int64_t rows, int64_t group) {
   if (offset <= 0) return 0;
   if (offset >= bytes) return rows;
-  return std::min(rows, offset * rows / bytes / 16 * 16);
+  return std::min(rows, offset * rows / bytes / group * group);
 }
 
 // Rows per cache block: enough weight bytes to be reused from L2 by every token of a batch.
@@ -223,13 +223,18 @@ void matmul_group(Activations& x, std::initializer_list<MatmulOutput> outputs, W
     for (const MatmulOutput& o : outputs) {
       const Matrix& w = *o.w;
       const ActFormat format = formats[i];
-      const int64_t begin = row_at(first - base, bytes[i], w.rows);
-      const int64_t end = row_at(last - base, bytes[i], w.rows);
+      const int64_t group = w.type == gguf::TensorType::kASTC6X6 ? 6 : 16;
+      const int64_t begin = row_at(first - base, bytes[i], w.rows, group);
+      const int64_t end = row_at(last - base, bytes[i], w.rows, group);
       base += bytes[i++];
       if (begin >= end) continue;
       if (w.type == gguf::TensorType::kASTC6X6) {
-        cpu::astc6x6_gemm(static_cast<const uint8_t*>(w.data), w.rows, w.cols, begin, end,
-                          x.f32(), n_tok, o.y, w.rows);
+        if (w.interleaved != nullptr) {
+          cpu::astc6x6_lanes_gemm(w.interleaved, w.rows, w.cols, begin, end, x.f32(), n_tok, o.y, w.rows);
+        } else {
+          cpu::astc6x6_gemm(static_cast<const uint8_t*>(w.data), w.rows, w.cols, begin, end,
+                            x.f32(), n_tok, o.y, w.rows);
+        }
         continue;
       }
       const void* xp = w.type == gguf::TensorType::kF16 ? static_cast<const void*>(x_f16)

@@ -243,6 +243,22 @@ BlockStatus decode_block_f16(const uint8_t block[kBlockBytes], uint16_t out[kTex
   return s;
 }
 
+bool full_grid_block(const uint8_t block[kBlockBytes], FullGridBlock* out) {
+  ParsedBlock p;
+  if (parse_block(block, p) != BlockStatus::kOk || p.constant) return false;
+  if (p.mode->grid_x != kTile || p.mode->grid_y != kTile) return false;
+  out->e0 = p.e.e0, out->e1 = p.e.e1, out->hdr = p.e.hdr;
+  const auto& weights = unquantized().weight[p.mode->range];
+  for (int i = 0; i < kTexels; ++i) out->weights[i] = weights[p.codes[i]];
+  return true;
+}
+
+uint16_t texel_value(int32_t e0, int32_t e1, bool hdr, int weight) {
+  EndpointsR e;
+  e.e0 = e0, e.e1 = e1, e.hdr = hdr;
+  return texel_f16(e, weight);
+}
+
 BlockStatus decode_block(const uint8_t block[kBlockBytes], float out[kTexels]) {
   ParsedBlock p;
   const BlockStatus s = parse_block(block, p);

@@ -40,6 +40,21 @@ BlockStatus decode_block_f16(const uint8_t block[kBlockBytes], uint16_t out[kTex
 // The same, widened to float.
 BlockStatus decode_block(const uint8_t block[kBlockBytes], float out[kTexels]);
 
+// A block whose weight grid is the full 6 x 6 (one partition, one plane): texel i is
+// texel_value(endpoints, weights[i]) with no infill, so it takes one of at most as many values
+// as the weight range has levels. The runtime's lane form (quant/astc_lanes.h) is built from it.
+struct FullGridBlock {
+  int32_t e0 = 0, e1 = 0;  // the endpoints: 16-bit LNS when hdr, UNORM16 otherwise
+  bool hdr = false;
+  uint8_t weights[kTexels] = {};  // unquantised, 0..64, texel (y, x) at 6 * y + x
+};
+// True, filling `out`, when `block` is valid and has that shape; false for anything else
+// (void-extent, smaller grids, blocks decode_block refuses).
+bool full_grid_block(const uint8_t block[kBlockBytes], FullGridBlock* out);
+// One texel's f16 bits from a block's endpoints and an unquantised weight (0..64): the
+// interpolation and conversion decode_block_f16 applies.
+uint16_t texel_value(int32_t e0, int32_t e1, bool hdr, int weight);
+
 // Where the parts of one rows x cols matrix lie.
 struct TileGrid {
   int64_t tile_rows = 0, tile_cols = 0;

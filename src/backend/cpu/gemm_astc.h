@@ -10,7 +10,13 @@ namespace afm::cpu {
 // `cols` floats, rows `cols` apart): y[t * ldy + r]. A tile is decoded once per call and used by
 // every token; the tile offsets enter as y += offset · S, S = the sum of x over the tile's
 // columns, one product per tile and token instead of 36. Thread-safe (scratch is per thread).
+// Reads the file's ASTC blocks: the reference path, and the one taken without a lane form.
 void astc6x6_gemm(const uint8_t* w, int64_t rows, int64_t cols, int64_t row_begin,
                   int64_t row_end, const float* x, int64_t n_tok, float* y, int64_t ldy);
+
+// The same product read from the matrix's lane form (quant/astc_lanes.h, a region made by
+// write_lane_form): the same weights, summed in another order. AVX2 where the CPU has it.
+void astc6x6_lanes_gemm(const void* lanes, int64_t rows, int64_t cols, int64_t row_begin,
+                        int64_t row_end, const float* x, int64_t n_tok, float* y, int64_t ldy);
 
 }  // namespace afm::cpu
