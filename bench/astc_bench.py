@@ -6,7 +6,8 @@ Files: the default model's as shipped (q8_0) and re-encoded by `afm quantize` (q
 embedding kept q8_0, astc6x6 with the embedding kept q8_0), so the files differ only in their
 matrices; the Qwen2-0.5B shape's from bench/make_bench_model.py (q8_0) and `afm quantize` of it,
 cached under build/bench-cache/models/. Repetitions interleave the files (engine_bench.py
-explains why); the table gives tokens/s (median and range), the matrices' bits per weight,
+explains why; the astc6x6 file runs twice, from its lane form and, with AFM_ASTC_LANES=0, from
+its blocks); the table gives tokens/s (median and range), the matrices' bits per weight,
 decode as a share of the bandwidth roofline of the file's bytes, the ratio to q4_0 and the
 encoder's seconds per million weights.
 
@@ -24,6 +25,9 @@ from host_info import cpu_name
 from llama_cpp_build import CACHE, log
 
 MODELS = os.path.join(CACHE, "models")
+# The astc6x6 file again with AFM_ASTC_LANES=0: each block parsed as the kernel meets it, what
+# the runtime did before the lane form (quant/astc_lanes.h).
+BLOCKS = "astc6x6, blocks parsed"
 
 
 def quantize(src, dst, *options):
@@ -49,6 +53,7 @@ def models(a):
         dst = os.path.join(MODELS, f"afm-device-21m-{t}.gguf")
         out["device"][t] = (dst, quantize(base, dst, "--type", t, "--embedding-type", "q8_0",
                                           "--threads", str(a.threads)))
+    out["device"][BLOCKS] = out["device"]["astc6x6"]
     if not a.skip_qwen:
         subprocess.run([sys.executable, "bench/make_bench_model.py", MODELS, "--types", "q8_0"],
                        check=True, stdout=subprocess.DEVNULL)
@@ -58,6 +63,7 @@ def models(a):
             dst = os.path.join(MODELS, f"qwen2-0.5b-{t}-embq8.gguf")
             out["qwen2-0.5b"][t] = (dst, quantize(src, dst, "--type", t, "--embedding-type",
                                                   "q8_0", "--threads", str(a.threads)))
+        out["qwen2-0.5b"][BLOCKS] = out["qwen2-0.5b"]["astc6x6"]
     return out
 
 
@@ -77,7 +83,7 @@ def main():
         bws.append(bandwidth(a))
         for m in files:
             for t, (path, _) in files[m].items():
-                got, info = afm_bench(path, a)
+                got, info = afm_bench(path, a, {"AFM_ASTC_LANES": "0"} if t == BLOCKS else None)
                 sizes[(m, t)] = info["size_bytes"]
                 for k in ("pp", "tg"):
                     runs[(m, t)][k].append(got[k])
@@ -93,10 +99,11 @@ def main():
             tg = summary(runs[(m, t)]["tg"])[0]
             roof = bw * 1e9 / sizes[(m, t)]
             bpw, enc = "-", "-"
-            if q and t in q["tensor_types"]:
-                tt = q["tensor_types"][t]
+            stored = "astc6x6" if t == BLOCKS else t
+            if q and stored in q["tensor_types"]:
+                tt = q["tensor_types"][stored]
                 bpw = f"{8 * tt['bytes'] / tt['elements']:.2f}"
-                enc = f"{q['seconds'] / (tt['elements'] / 1e6):.2f}" if t == "astc6x6" else "-"
+                enc = f"{q['seconds'] / (tt['elements'] / 1e6):.2f}" if stored == "astc6x6" else "-"
             print(f"| {m} | {t} | {bpw} | {fmt(runs[(m, t)]['pp'])} | {fmt(runs[(m, t)]['tg'])} | "
                   f"{100 * tg / roof:.0f}% | {tg / q4:.3f}x | {enc} |", flush=True)
 

@@ -24,14 +24,16 @@ import sys
 from llama_cpp_build import CACHE, build, log  # bench/ is on sys.path when run as a script
 
 
-def run_json(cmd):
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+def run_json(cmd, env=None):
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True,
+                         env=None if env is None else {**os.environ, **env}).stdout
     return json.loads(out)
 
 
-def afm_bench(model, a):
+def afm_bench(model, a, env=None):
+    """One `afm bench` run; `env` adds environment variables (e.g. AFM_ASTC_LANES=0)."""
     j = run_json(["build/afm", "bench", "-m", model, "-p", str(a.p), "-n", str(a.n), "-t",
-                  str(a.threads), "-r", "1", "--json"])
+                  str(a.threads), "-r", "1", "--json"], env)
     return {r["test"][:2]: r["tokens_per_second"] for r in j["results"]}, j
 
 

@@ -1,13 +1,18 @@
 // libFuzzer target: any bytes given as an astc6x6 matrix (quant/astc6x6.h) are refused by the
 // load-time check with an afm::Error, or decode and multiply without a crash or an
-// out-of-bounds read. The first two bytes pick the shape (1..24 rows and columns).
+// out-of-bounds read, from the blocks and from the lane form (quant/astc_lanes.h), whose lane
+// blocks must decode to exactly the blocks' values. The first two bytes pick the shape (1..24
+// rows and columns).
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "backend/cpu/gemm_astc.h"
 #include "base/error.h"
 #include "quant/astc6x6.h"
+#include "quant/astc_lanes.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace astc = afm::quant::astc;
@@ -24,5 +29,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<float> w(rows * cols), x(2 * cols, 0.5f), y(2 * rows);
   astc::decode_rows(m, rows, cols, 0, rows, w.data());
   afm::cpu::astc6x6_gemm(m, rows, cols, 0, rows, x.data(), 2, y.data(), rows);
+
+  const int64_t exceptions = astc::count_lane_exceptions(m, rows, cols);
+  const size_t region = astc::lane_layout(rows, cols).bytes;
+  std::vector<uint8_t> form(region + exceptions * sizeof(astc::LaneException));
+  astc::write_lane_form(m, rows, cols, form.data(),
+                        reinterpret_cast<astc::LaneException*>(form.data() + region));
+  for (int64_t t = 0; t < g.tile_rows * g.tile_cols; ++t) {
+    astc::LaneBlock lane;
+    if (!astc::to_lane_block(m + t * astc::kBlockBytes, &lane)) continue;
+    uint16_t want[astc::kTexels], got[astc::kTexels];
+    astc::decode_block_f16(m + t * astc::kBlockBytes, want);
+    astc::lane_block_f16(lane, got);
+    if (std::memcmp(want, got, sizeof(want)) != 0) std::abort();
+  }
+  afm::cpu::astc6x6_lanes_gemm(form.data(), rows, cols, 0, rows, x.data(), 1, y.data(), rows);
+  afm::cpu::astc6x6_lanes_gemm(form.data(), rows, cols, 0, rows, x.data(), 2, y.data(), rows);
   return 0;
 }

@@ -17,10 +17,13 @@ const cpu::InterleavedKernels* interleaved_kernels() {
   return cpu::best_gemm_kernels().interleaved;
 }
 
-bool copies_allowed() {
-  const char* env = std::getenv("AFM_INTERLEAVE");  // read at each load: tests compare both ways
-  return !(env != nullptr && std::strcmp(env, "0") == 0);
+// Environment switches, read at each load (tests and benchmarks compare both ways).
+bool switched_off(const char* name) {
+  const char* env = std::getenv(name);
+  return env != nullptr && std::strcmp(env, "0") == 0;
 }
+
+bool copies_allowed() { return !switched_off("AFM_INTERLEAVE"); }
 
 }  // namespace
 
@@ -61,7 +64,7 @@ void InterleavedWeights::attach_astc(Matrix& m, const gguf::File& file, int64_t 
 void InterleavedWeights::attach(Matrix& m, const gguf::File& file, int64_t stack) {
   if (m.data == nullptr) return;
   if (m.type == gguf::TensorType::kASTC6X6) {
-    if (copies_allowed()) attach_astc(m, file, stack);
+    if (copies_allowed() && !switched_off("AFM_ASTC_LANES")) attach_astc(m, file, stack);
     return;
   }
   const bool q8 = m.type == gguf::TensorType::kQ8_0, q4 = m.type == gguf::TensorType::kQ4_0;

@@ -1,6 +1,7 @@
 // astc6x6 weights in the runtime: the fused matmul computes what the decoded matrix does, for
-// any row split and batch; a file's tiles are checked at load, stacked expert matrices each
-// tiled on their own.
+// any row split and batch, from the file's blocks and from the lane form made at load; the
+// AVX2 lane kernels equal the portable ones; a file's tiles are checked at load, stacked expert
+// matrices each tiled on their own.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -9,14 +10,18 @@
 #include <vector>
 
 #include "backend/cpu/gemm_astc.h"
+#include "backend/cpu/gemm_astc_lanes.h"
+#include "base/cpu_features.h"
 #include "base/error.h"
 #include "base/thread_pool.h"
 #include "gguf/reader.h"
 #include "gguf/writer.h"
 #include "model/weights.h"
+#include "ops/interleaved_weights.h"
 #include "ops/matmul.h"
 #include "quant/astc6x6.h"
 #include "quant/astc_encoder.h"
+#include "quant/astc_lanes.h"
 
 namespace afm {
 namespace {
@@ -29,6 +34,24 @@ std::vector<float> gaussian(size_t n, uint32_t seed, float sigma = 0.05f) {
   std::vector<float> v(n);
   for (float& x : v) x = normal(rng);
   return v;
+}
+
+// A Gaussian matrix with one constant tile, so that its lane form has an exception.
+std::vector<float> gaussian_with_constant_tile(int64_t rows, int64_t cols, uint32_t seed) {
+  std::vector<float> w = gaussian(rows * cols, seed);
+  for (int64_t r = 6; r < 12; ++r) std::fill(w.begin() + r * cols + 6, w.begin() + r * cols + 12, 0.125f);
+  return w;
+}
+
+// The lane form of one encoded matrix, region then exception records.
+std::vector<uint8_t> lane_form(const std::vector<uint8_t>& data, int64_t rows, int64_t cols) {
+  const int64_t exceptions = astc::count_lane_exceptions(data.data(), rows, cols);
+  EXPECT_GT(exceptions, 0);
+  const size_t region = astc::lane_layout(rows, cols).bytes;
+  std::vector<uint8_t> form(region + exceptions * sizeof(astc::LaneException));
+  astc::write_lane_form(data.data(), rows, cols, form.data(),
+                        reinterpret_cast<astc::LaneException*>(form.data() + region));
+  return form;
 }
 
 std::vector<uint8_t> encode(const std::vector<float>& w, int64_t rows, int64_t cols) {
@@ -90,6 +113,78 @@ TEST(AstcMatmul, FusedKernelMatchesTheDecodedMatrix) {
   }
 }
 
+TEST(AstcMatmul, LaneFormMatchesTheDecodedMatrix) {
+  const int64_t rows = 50, cols = 70;
+  const std::vector<uint8_t> data = encode(gaussian_with_constant_tile(rows, cols, 4), rows, cols);
+  const std::vector<uint8_t> form = lane_form(data, rows, cols);
+  for (int64_t n_tok : {1, 3, 9}) {
+    const std::vector<float> x = gaussian(n_tok * cols, 5, 1.0f);
+    const std::vector<float> want = reference(data, rows, cols, x, n_tok);
+    for (int threads : {1, 2, 3}) {
+      ThreadPool pool(threads);
+      ops::ActivationScratch scratch;
+      ops::Activations act(x.data(), n_tok, cols, scratch);
+      ops::Matrix m{gguf::TensorType::kASTC6X6, data.data(), rows, cols, 0};
+      m.interleaved = form.data();
+      std::vector<float> y(n_tok * rows);
+      ops::matmul(act, m, y.data(), pool);
+      expect_close(y, want);
+    }
+    std::vector<float> part(n_tok * rows, -7.0f);
+    cpu::astc6x6_lanes_gemm(form.data(), rows, cols, 8, 33, x.data(), n_tok, part.data(), rows);
+    for (int64_t t = 0; t < n_tok; ++t) {
+      for (int64_t r = 0; r < rows; ++r) {
+        const float v = part[t * rows + r];
+        if (r < 8 || r >= 33) {
+          ASSERT_EQ(v, -7.0f);
+        } else {
+          ASSERT_NEAR(v, want[t * rows + r], 1e-4f * (1 + std::abs(want[t * rows + r])));
+        }
+      }
+    }
+  }
+}
+
+// The AVX2 set against the portable one: decode bit for bit (padding lanes included), the
+// sums to float rounding.
+TEST(AstcLaneKernels, Avx2MatchesPortable) {
+  const cpu::AstcLaneKernels* simd = cpu::astc_lane_kernels_avx2();
+  if (simd == nullptr || !cpu_features().avx2) GTEST_SKIP() << "no AVX2 here";
+  const cpu::AstcLaneKernels& ref = cpu::astc_lane_kernels_scalar();
+  const int64_t rows = 36, cols = 200;
+  const std::vector<uint8_t> data = encode(gaussian_with_constant_tile(rows, cols, 6), rows, cols);
+  const std::vector<uint8_t> form = lane_form(data, rows, cols);
+  const astc::LaneView v = astc::lane_view(form.data(), rows, cols);
+  for (int64_t t = 0; t < v.tile_rows * v.tile_cols; ++t) {
+    float a[astc::kLanes], b[astc::kLanes];
+    ref.decode(v.blocks[t], a);
+    simd->decode(v.blocks[t], b);
+    for (int l = 0; l < astc::kLanes; ++l) ASSERT_EQ(a[l], b[l]) << "tile " << t << " lane " << l;
+  }
+  const std::vector<float> xpat = gaussian(v.tile_cols * cpu::kXpatFloats, 7, 1.0f);
+  const std::vector<float> sums = gaussian(v.tile_cols, 8, 1.0f);
+  for (int64_t tr = 0; tr < v.tile_rows; ++tr) {
+    float a[astc::kTile], b[astc::kTile];
+    ref.row(v.blocks + tr * v.tile_cols, v.offsets + tr * v.tile_cols, sums.data(), v.tile_cols,
+            xpat.data(), a);
+    simd->row(v.blocks + tr * v.tile_cols, v.offsets + tr * v.tile_cols, sums.data(), v.tile_cols,
+              xpat.data(), b);
+    for (auto* e = v.exceptions_begin(tr); e != v.exceptions_end(tr); ++e) {
+      ref.exception(*e, xpat.data() + e->tile_col * cpu::kXpatFloats, a);
+      simd->exception(*e, xpat.data() + e->tile_col * cpu::kXpatFloats, b);
+    }
+    for (int y = 0; y < astc::kTile; ++y) ASSERT_NEAR(a[y], b[y], 1e-4f * (1 + std::abs(a[y]))) << "row " << y;
+  }
+  const std::vector<float> tile = gaussian(astc::kTexels, 9);
+  for (int64_t n_tok : {1, 7, 8, 19}) {
+    const std::vector<float> x = gaussian(6 * n_tok, 10, 1.0f), s = gaussian(n_tok, 11, 1.0f);
+    std::vector<float> a = gaussian(6 * n_tok, 12), b = a;
+    ref.tile_product(tile.data(), 0.3f, x.data(), s.data(), n_tok, a.data());
+    simd->tile_product(tile.data(), 0.3f, x.data(), s.data(), n_tok, b.data());
+    for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-5f * (1 + std::abs(a[i]))) << n_tok;
+  }
+}
+
 class AstcLoad : public ::testing::Test {
  protected:
   std::string path_ = (std::filesystem::temp_directory_path() /
@@ -102,7 +197,7 @@ TEST_F(AstcLoad, TilesAreCheckedAndExpertsTiledOnTheirOwn) {
   std::vector<std::vector<uint8_t>> each;
   std::vector<uint8_t> stacked;
   for (int e = 0; e < experts; ++e) {
-    each.push_back(encode(gaussian(rows * cols, 10 + e), rows, cols));
+    each.push_back(encode(gaussian_with_constant_tile(rows, cols, 10 + e), rows, cols));
     stacked.insert(stacked.end(), each.back().begin(), each.back().end());
   }
   std::vector<uint8_t> bad = each[0];
@@ -126,17 +221,26 @@ TEST_F(AstcLoad, TilesAreCheckedAndExpertsTiledOnTheirOwn) {
     EXPECT_EQ(e.code(), ErrorCode::kFormat);
     EXPECT_NE(std::string(e.what()).find("bad: tile (1, 0)"), std::string::npos) << e.what();
   }
-  const ops::Matrix all = loader.stacked_matrix("experts", experts, rows, cols);
-  const std::vector<float> x = gaussian(cols, 3, 1.0f);
-  ThreadPool pool(2);
-  for (int e = 0; e < experts; ++e) {
-    const ops::Matrix m = model::expert(all, e, rows);
-    ops::ActivationScratch scratch;
-    ops::Activations act(x.data(), 1, cols, scratch);
-    std::vector<float> y(rows);
-    ops::matmul(act, m, y.data(), pool);
-    expect_close(y, reference(each[e], rows, cols, x, 1));
+  // Without and with the lane forms made at load (each expert its own region).
+  ops::InterleavedWeights store;
+  const model::WeightLoader with_lanes(file, &store);
+  for (const model::WeightLoader* l : {&loader, &with_lanes}) {
+    const ops::Matrix all = l->stacked_matrix("experts", experts, rows, cols);
+    EXPECT_EQ(all.interleaved != nullptr, l == &with_lanes);
+    ThreadPool pool(2);
+    for (int64_t n_tok : {1, 4}) {
+      const std::vector<float> x = gaussian(n_tok * cols, 3, 1.0f);
+      for (int e = 0; e < experts; ++e) {
+        const ops::Matrix m = model::expert(all, e, rows);
+        ops::ActivationScratch scratch;
+        ops::Activations act(x.data(), n_tok, cols, scratch);
+        std::vector<float> y(n_tok * rows);
+        ops::matmul(act, m, y.data(), pool);
+        expect_close(y, reference(each[e], rows, cols, x, n_tok));
+      }
+    }
   }
+  EXPECT_GT(store.bytes(), 0u);
 }
 
 }  // namespace

@@ -18,6 +18,7 @@ extern "C" {
 #include "gguf/reader.h"
 #include "quant/astc6x6.h"
 #include "quant/astc_encoder.h"
+#include "quant/astc_lanes.h"
 #include "quant/tensor_encode.h"
 
 namespace afm::quant::astc {
@@ -212,6 +213,121 @@ TEST(AstcMatrix, ValidationNamesTheBadTile) {
   std::vector<float> bad = w;
   bad[5] = NAN;
   EXPECT_THROW(encode_matrix(bad.data(), rows, cols, EncodeOptions{}, data.data()), Error);
+}
+
+// ---- the lane form (quant/astc_lanes.h) ----------------------------------------------------
+
+// Every tile of a lane form, lane block or exception, as f16 texels.
+std::vector<uint16_t> lane_form_texels(const std::vector<uint8_t>& region_and_records, int64_t rows,
+                                       int64_t cols) {
+  const LaneView v = lane_view(region_and_records.data(), rows, cols);
+  std::vector<uint16_t> out(static_cast<size_t>(v.tile_rows * v.tile_cols) * kTexels);
+  for (int64_t t = 0; t < v.tile_rows * v.tile_cols; ++t) lane_block_f16(v.blocks[t], &out[t * kTexels]);
+  for (int64_t tr = 0; tr < v.tile_rows; ++tr) {
+    for (auto* e = v.exceptions_begin(tr); e != v.exceptions_end(tr); ++e) {
+      for (int lane = 0; lane < kLanes; ++lane) {
+        const int texel = lane_texel(lane);
+        if (texel >= 0) out[(tr * v.tile_cols + e->tile_col) * kTexels + texel] = e->lanes[lane];
+      }
+    }
+  }
+  return out;
+}
+
+TEST(AstcLanes, LaneOrderCoversEveryTexelOnce) {
+  std::vector<int> seen(kTexels, 0);
+  int padding = 0;
+  for (int lane = 0; lane < kLanes; ++lane) {
+    const int t = lane_texel(lane);
+    if (t < 0) {
+      ++padding;
+    } else {
+      ++seen[t];
+    }
+  }
+  EXPECT_EQ(padding, kLanes - kTexels);
+  for (int t = 0; t < kTexels; ++t) EXPECT_EQ(seen[t], 1) << "texel " << t;
+  EXPECT_EQ(lane_weights(), (std::array<uint8_t, kLevels>{0, 12, 25, 39, 52, 64}));
+}
+
+// On real weights nearly every block has a lane block, each decodes to the decoder's exact
+// f16 values, and the exceptions carry the rest: the whole form equals the file's blocks.
+TEST(AstcLanes, LaneFormDecodesExactlyLikeTheBlocks) {
+  for (const char* name : {"blk.0.attn_q.weight", "blk.3.ffn_down.weight"}) {
+    int64_t rows = 0, cols = 0;
+    std::vector<float> w = model_matrix(name, rows, cols);
+    // A constant tile: the encoder writes a block that has no lane block (an exception).
+    for (int64_t r = 6; r < 12; ++r) std::fill(w.begin() + r * cols + 12, w.begin() + r * cols + 18, 0.25f);
+    const TileGrid g = tile_grid(rows, cols);
+    std::vector<uint8_t> data(g.bytes);
+    EncodeOptions options;
+    options.effort = ASTCENC_PRE_FAST;
+    options.threads = 2;
+    encode_matrix(w.data(), rows, cols, options, data.data());
+
+    const int64_t tiles = g.tile_rows * g.tile_cols;
+    int64_t lane_blocks = 0;
+    for (int64_t t = 0; t < tiles; ++t) {
+      LaneBlock lane;
+      if (!to_lane_block(&data[t * kBlockBytes], &lane)) continue;
+      ++lane_blocks;
+      uint16_t want[kTexels], got[kTexels];
+      ASSERT_EQ(decode_block_f16(&data[t * kBlockBytes], want), BlockStatus::kOk);
+      lane_block_f16(lane, got);
+      for (int i = 0; i < kTexels; ++i) ASSERT_EQ(got[i], want[i]) << name << " tile " << t << " texel " << i;
+    }
+    EXPECT_GT(lane_blocks, tiles * 9 / 10) << name;
+    const int64_t exceptions = count_lane_exceptions(data.data(), rows, cols);
+    EXPECT_EQ(exceptions, tiles - lane_blocks);
+    EXPECT_GT(exceptions, 0) << name << ": the constant tile should be one";
+
+    const LaneLayout l = lane_layout(rows, cols);
+    std::vector<uint8_t> form(l.bytes + exceptions * sizeof(LaneException), 0xAB);
+    write_lane_form(data.data(), rows, cols, form.data(),
+                    reinterpret_cast<LaneException*>(form.data() + l.bytes));
+    const std::vector<uint16_t> got = lane_form_texels(form, rows, cols);
+    for (int64_t t = 0; t < tiles; ++t) {
+      uint16_t want[kTexels];
+      decode_block_f16(&data[t * kBlockBytes], want);
+      for (int i = 0; i < kTexels; ++i) ASSERT_EQ(got[t * kTexels + i], want[i]) << name << " tile " << t;
+    }
+    EXPECT_EQ(std::memcmp(form.data() + l.offsets_at, data.data() + g.offsets_at, tiles * 2), 0);
+  }
+}
+
+// A lane block is claimed only where it decodes exactly: random single-partition blocks of every
+// kind (almost none have the lane shape) and real blocks with their digits scrambled.
+TEST(AstcLanes, OnlyBlocksOfTheLaneShapeAreClaimed) {
+  const std::vector<uint8_t> blocks = random_blocks(60000, 7);
+  for (size_t b = 0; b < blocks.size() / kBlockBytes; ++b) {
+    LaneBlock lane;
+    if (!to_lane_block(&blocks[b * kBlockBytes], &lane)) continue;
+    uint16_t want[kTexels], got[kTexels];
+    ASSERT_EQ(decode_block_f16(&blocks[b * kBlockBytes], want), BlockStatus::kOk);
+    lane_block_f16(lane, got);
+    for (int i = 0; i < kTexels; ++i) ASSERT_EQ(got[i], want[i]) << "block " << b;
+  }
+  int64_t rows = 0, cols = 0;
+  const std::vector<float> w = model_matrix("blk.1.attn_k.weight", rows, cols);
+  std::vector<uint8_t> data(tile_grid(rows, cols).bytes);
+  EncodeOptions options;
+  options.effort = ASTCENC_PRE_FAST;
+  encode_matrix(w.data(), rows, cols, options, data.data());
+  std::mt19937 rng(3);
+  int claimed = 0;
+  for (int b = 0; b < 2000; ++b) {
+    uint8_t block[kBlockBytes];
+    std::memcpy(block, &data[(b % (data.size() / 18)) * kBlockBytes], kBlockBytes);
+    block[15 - rng() % 11] ^= static_cast<uint8_t>(1u << (rng() % 8));  // a weight bit
+    LaneBlock lane;
+    if (!to_lane_block(block, &lane)) continue;
+    ++claimed;
+    uint16_t want[kTexels], got[kTexels];
+    ASSERT_EQ(decode_block_f16(block, want), BlockStatus::kOk);
+    lane_block_f16(lane, got);
+    for (int i = 0; i < kTexels; ++i) ASSERT_EQ(got[i], want[i]) << "scrambled block " << b;
+  }
+  EXPECT_GT(claimed, 1000);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@ namespace afm::cpu {
 namespace {
 
 namespace astc = quant::astc;
+constexpr int kTile = astc::kTile;
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 
@@ -35,28 +36,23 @@ const Constants& constants() {
 }
 
 // ASTC's interpolation (e0 (64 - w) + e1 w + 32) >> 6 of 16-bit LNS endpoints, then its
-// LNS-to-f16 mapping (piecewise-linear mantissa, clamped below infinity), as floats.
+// LNS-to-f16 mapping on 16-bit lanes: mantissa m -> 3m, 4m - 512 or 5m - 2048 by range, which
+// is 3m + (m - 512)+ + (m - 1536)+ with saturating subtractions; clamped below infinity.
 inline __m256 palette(const astc::LaneBlock* block, __m256i weight_pairs) {
   int32_t ends;
   __builtin_memcpy(&ends, &block->e0, 4);
   // vpmaddwd multiplies signed 16-bit values: bias the endpoints by -32768 and add it back.
   const __m256i e = _mm256_xor_si256(_mm256_set1_epi32(ends), _mm256_set1_epi32(static_cast<int32_t>(0x80008000u)));
   const __m256i lerp = _mm256_madd_epi16(e, weight_pairs);
-  const __m256i c = _mm256_srli_epi32(_mm256_add_epi32(lerp, _mm256_set1_epi32(32768 * 64 + 32)), 6);
-  const __m256i mc = _mm256_and_si256(c, _mm256_set1_epi32(0x7FF));
-  const __m256i exponent = _mm256_and_si256(_mm256_srli_epi32(c, 1), _mm256_set1_epi32(0x7C00));
-  const __m256i m4 = _mm256_slli_epi32(mc, 2);
-  const __m256i m3 = _mm256_add_epi32(mc, _mm256_slli_epi32(mc, 1));
-  const __m256i m4b = _mm256_sub_epi32(m4, _mm256_set1_epi32(512));
-  const __m256i m5 = _mm256_sub_epi32(_mm256_add_epi32(m4, mc), _mm256_set1_epi32(2048));
-  const __m256i low = _mm256_cmpgt_epi32(_mm256_set1_epi32(512), mc);
-  const __m256i high = _mm256_cmpgt_epi32(mc, _mm256_set1_epi32(1535));
-  __m256i mt = _mm256_blendv_epi8(m4b, m3, low);
-  mt = _mm256_blendv_epi8(mt, m5, high);
-  __m256i h = _mm256_or_si256(exponent, _mm256_srli_epi32(mt, 3));
-  h = _mm256_min_epu32(h, _mm256_set1_epi32(0x7BFF));
-  const __m128i h16 = _mm_packus_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
-  return _mm256_cvtph_ps(h16);
+  const __m256i c32 = _mm256_srli_epi32(_mm256_add_epi32(lerp, _mm256_set1_epi32(32768 * 64 + 32)), 6);
+  const __m128i c = _mm_packus_epi32(_mm256_castsi256_si128(c32), _mm256_extracti128_si256(c32, 1));
+  const __m128i mc = _mm_and_si128(c, _mm_set1_epi16(0x7FF));
+  const __m128i exponent = _mm_and_si128(_mm_srli_epi16(c, 1), _mm_set1_epi16(0x7C00));
+  __m128i mt = _mm_add_epi16(mc, _mm_add_epi16(mc, mc));
+  mt = _mm_add_epi16(mt, _mm_subs_epu16(mc, _mm_set1_epi16(512)));
+  mt = _mm_add_epi16(mt, _mm_subs_epu16(mc, _mm_set1_epi16(1536)));
+  const __m128i h = _mm_min_epu16(_mm_or_si128(exponent, _mm_srli_epi16(mt, 3)), _mm_set1_epi16(0x7BFF));
+  return _mm256_cvtph_ps(h);
 }
 
 // The three digit vectors of a block's 16 bytes as 16-bit lanes: d0 = b % 6, d1 = (b / 6) % 6,
@@ -79,23 +75,33 @@ inline Digits digits(const astc::LaneBlock* block) {
 inline __m256 even(__m256 pal, __m256i d) { return _mm256_permutevar8x32_ps(pal, d); }
 inline __m256 odd(__m256 pal, __m256i d) { return _mm256_permutevar8x32_ps(pal, _mm256_srli_epi32(d, 16)); }
 
-float avx2_row(const astc::LaneBlock* blocks, const uint16_t* offsets, const float* sums,
-               int64_t tile_cols, const float* xpat, float acc[astc::kLanes]) {
+// out[2d] += lanes 0-2 and out[2d + 1] += lanes 3-5 of s[d]: digit d's even and odd vectors
+// summed hold the texels 12d .. 12d + 11, rows 2d and 2d + 1 (quant/astc_lanes.h).
+inline void add_rows(const __m256 s[3], float out[kTile]) {
+  alignas(32) float l[8];
+  for (int d = 0; d < 3; ++d) {
+    _mm256_store_ps(l, s[d]);
+    out[2 * d] += (l[0] + l[1]) + l[2];
+    out[2 * d + 1] += (l[3] + l[4]) + l[5];
+  }
+}
+
+void avx2_row(const astc::LaneBlock* blocks, const uint16_t* offsets, const float* sums,
+              int64_t tile_cols, const float* xpat, float out[kTile]) {
   const __m256i weight_pairs = constants().weight_pairs;
   __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0;
   for (int64_t tc = 0; tc < tile_cols; ++tc) {
     const __m256 pal = palette(blocks + tc, weight_pairs);
     const Digits d = digits(blocks + tc);
-    const float* xp = xpat + tc * astc::kLanes;
-    a0 = _mm256_fmadd_ps(even(pal, d.d0), _mm256_loadu_ps(xp), a0);
-    a1 = _mm256_fmadd_ps(odd(pal, d.d0), _mm256_loadu_ps(xp + 8), a1);
-    a2 = _mm256_fmadd_ps(even(pal, d.d1), _mm256_loadu_ps(xp + 16), a2);
-    a3 = _mm256_fmadd_ps(odd(pal, d.d1), _mm256_loadu_ps(xp + 24), a3);
-    a4 = _mm256_fmadd_ps(even(pal, d.d2), _mm256_loadu_ps(xp + 32), a4);
-    a5 = _mm256_fmadd_ps(odd(pal, d.d2), _mm256_loadu_ps(xp + 40), a5);
+    const __m256 xe = _mm256_loadu_ps(xpat + tc * kXpatFloats);
+    const __m256 xo = _mm256_loadu_ps(xpat + tc * kXpatFloats + 8);
+    a0 = _mm256_fmadd_ps(even(pal, d.d0), xe, a0);
+    a1 = _mm256_fmadd_ps(odd(pal, d.d0), xo, a1);
+    a2 = _mm256_fmadd_ps(even(pal, d.d1), xe, a2);
+    a3 = _mm256_fmadd_ps(odd(pal, d.d1), xo, a3);
+    a4 = _mm256_fmadd_ps(even(pal, d.d2), xe, a4);
+    a5 = _mm256_fmadd_ps(odd(pal, d.d2), xo, a5);
   }
-  const __m256 parts[6] = {a0, a1, a2, a3, a4, a5};
-  for (int v = 0; v < 6; ++v) _mm256_storeu_ps(acc + 8 * v, _mm256_add_ps(_mm256_loadu_ps(acc + 8 * v), parts[v]));
   // The tile offsets' term, 8 tiles at a time.
   __m256 o = _mm256_setzero_ps();
   int64_t tc = 0;
@@ -106,10 +112,21 @@ float avx2_row(const astc::LaneBlock* blocks, const uint16_t* offsets, const flo
   alignas(32) float lanes[8];
   _mm256_store_ps(lanes, o);
   float offset_sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
-  for (; tc < tile_cols; ++tc) {
-    offset_sum += _cvtsh_ss(offsets[tc]) * sums[tc];
+  for (; tc < tile_cols; ++tc) offset_sum += _cvtsh_ss(offsets[tc]) * sums[tc];
+  for (int y = 0; y < kTile; ++y) out[y] = offset_sum;
+  const __m256 s[3] = {_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3), _mm256_add_ps(a4, a5)};
+  add_rows(s, out);
+}
+
+void avx2_exception(const astc::LaneException& e, const float* xpat, float out[kTile]) {
+  const __m256 xe = _mm256_loadu_ps(xpat), xo = _mm256_loadu_ps(xpat + 8);
+  __m256 s[3];
+  for (int d = 0; d < 3; ++d) {
+    const __m256 we = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(e.lanes + 16 * d)));
+    const __m256 wo = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(e.lanes + 16 * d + 8)));
+    s[d] = _mm256_fmadd_ps(wo, xo, _mm256_mul_ps(we, xe));
   }
-  return offset_sum;
+  add_rows(s, out);
 }
 
 void avx2_decode(const astc::LaneBlock& block, float lanes[astc::kLanes]) {
@@ -123,13 +140,45 @@ void avx2_decode(const astc::LaneBlock& block, float lanes[astc::kLanes]) {
   _mm256_storeu_ps(lanes + 40, odd(pal, d.d2));
 }
 
+// 8 tokens at a time: the six inputs and the sums loaded once, each row's accumulator read
+// and written once per tile.
+void avx2_tile_product(const float* tile, float offset, const float* x, const float* sums,
+                       int64_t n_tok, float* acc) {
+  const __m256 off = _mm256_set1_ps(offset);
+  int64_t t = 0;
+  for (; t + 8 <= n_tok; t += 8) {
+    __m256 xi[kTile];
+    for (int i = 0; i < kTile; ++i) xi[i] = _mm256_loadu_ps(x + i * n_tok + t);
+    const __m256 s = _mm256_loadu_ps(sums + t);
+    for (int y = 0; y < kTile; ++y) {
+      const float* w = tile + y * kTile;
+      float* a = acc + y * n_tok + t;
+      __m256 even_part = _mm256_fmadd_ps(off, s, _mm256_loadu_ps(a));
+      __m256 odd_part = _mm256_mul_ps(_mm256_set1_ps(w[1]), xi[1]);
+      even_part = _mm256_fmadd_ps(_mm256_set1_ps(w[0]), xi[0], even_part);
+      odd_part = _mm256_fmadd_ps(_mm256_set1_ps(w[3]), xi[3], odd_part);
+      even_part = _mm256_fmadd_ps(_mm256_set1_ps(w[2]), xi[2], even_part);
+      odd_part = _mm256_fmadd_ps(_mm256_set1_ps(w[5]), xi[5], odd_part);
+      even_part = _mm256_fmadd_ps(_mm256_set1_ps(w[4]), xi[4], even_part);
+      _mm256_storeu_ps(a, _mm256_add_ps(even_part, odd_part));
+    }
+  }
+  for (; t < n_tok; ++t) {
+    for (int y = 0; y < kTile; ++y) {
+      float a = acc[y * n_tok + t] + offset * sums[t];
+      for (int i = 0; i < kTile; ++i) a += tile[y * kTile + i] * x[i * n_tok + t];
+      acc[y * n_tok + t] = a;
+    }
+  }
+}
+
 #endif
 
 }  // namespace
 
 const AstcLaneKernels* astc_lane_kernels_avx2() {
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
-  static const AstcLaneKernels k{avx2_row, avx2_decode};
+  static const AstcLaneKernels k{avx2_row, avx2_exception, avx2_decode, avx2_tile_product};
   return &k;
 #else
   return nullptr;

@@ -8,15 +8,26 @@
 
 namespace afm::cpu {
 
+// A tile column's input in lane order needs two 8-float vectors only: lane L = 8 v + i reads
+// column (2 i + v % 2) % 6 of the tile whatever its digit, so xpat[tc * 16 + 8 p + i] holds
+// x[6 tc + (2 i + p) % 6] for i < 6 (0 past the matrix's last column) and 0 for i = 6, 7.
+inline constexpr int kXpatFloats = 16;
+
 struct AstcLaneKernels {
-  // acc[L] += sum over tile columns tc of tile(tc)[L] * xpat[tc * kLanes + L] for the
-  // tile_cols lane blocks of one tile row (lane order, quant/astc_lanes.h; xpat is zero at
-  // padding lanes); returns sum over tc of offset(tc) * sums[tc] (offsets f16).
-  float (*row)(const quant::astc::LaneBlock* blocks, const uint16_t* offsets, const float* sums,
-               int64_t tile_cols, const float* xpat, float acc[quant::astc::kLanes]);
+  // The 6 outputs of one tile row: out[y] = sum over its tile_cols lane blocks of
+  // sum_i tile(tc)[y][i] * x(tc)[i] + offset(tc) * sums[tc] (offsets f16).
+  void (*row)(const quant::astc::LaneBlock* blocks, const uint16_t* offsets, const float* sums,
+              int64_t tile_cols, const float* xpat, float out[quant::astc::kTile]);
+  // out[y] += sum_i e[y][i] * x[i] for an exception tile; `xpat` points at its column's 16 floats.
+  void (*exception)(const quant::astc::LaneException& e, const float* xpat,
+                    float out[quant::astc::kTile]);
   // One lane block's 48 lanes as floats; a padding lane holds one of the block's 8 palette
   // values (the endpoint bytes read as digits), the same in every set.
   void (*decode)(const quant::astc::LaneBlock& block, float lanes[quant::astc::kLanes]);
+  // acc[y][t] += sum_i tile[y][i] * x[i][t] + offset * sums[t] for the 6 rows of a row-major
+  // 6 x 6 tile and n_tok tokens (x, sums and acc with the tokens innermost).
+  void (*tile_product)(const float* tile, float offset, const float* x, const float* sums,
+                       int64_t n_tok, float* acc);
 };
 
 const AstcLaneKernels& astc_lane_kernels_scalar();
