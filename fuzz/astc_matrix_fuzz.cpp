@@ -30,11 +30,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   astc::decode_rows(m, rows, cols, 0, rows, w.data());
   afm::cpu::astc6x6_gemm(m, rows, cols, 0, rows, x.data(), 2, y.data(), rows);
 
-  const int64_t exceptions = astc::count_lane_exceptions(m, rows, cols);
-  const size_t region = astc::lane_layout(rows, cols).bytes;
-  std::vector<uint8_t> form(region + exceptions * sizeof(astc::LaneException));
-  astc::write_lane_form(m, rows, cols, form.data(),
-                        reinterpret_cast<astc::LaneException*>(form.data() + region));
+  const astc::LaneForms forms = astc::make_lane_forms(m, 1, rows, cols);
+  std::vector<uint8_t> form(forms.bytes());
+  forms.place(form.data());
   for (int64_t t = 0; t < g.tile_rows * g.tile_cols; ++t) {
     astc::LaneBlock lane;
     if (!astc::to_lane_block(m + t * astc::kBlockBytes, &lane)) continue;

@@ -3,7 +3,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
-#include <vector>
 
 #include "backend/cpu/gemm.h"
 #include "quant/astc_lanes.h"
@@ -41,23 +40,12 @@ uint8_t* InterleavedWeights::allocate(size_t bytes) {
 }
 
 void InterleavedWeights::attach_astc(Matrix& m, const gguf::File& file, int64_t stack) {
-  namespace astc = quant::astc;
   const int64_t rows = m.rows / stack;
-  const size_t file_bytes = matrix_bytes(m.type, rows, m.cols);
-  const size_t region = astc::lane_layout(rows, m.cols).bytes;
   const auto* data = static_cast<const uint8_t*>(m.data);
-  std::vector<int64_t> exceptions(static_cast<size_t>(stack));
-  int64_t total = 0;
-  for (int64_t e = 0; e < stack; ++e) {
-    total += exceptions[e] = astc::count_lane_exceptions(data + e * file_bytes, rows, m.cols);
-  }
-  uint8_t* out = allocate(stack * region + static_cast<size_t>(total) * sizeof(astc::LaneException));
-  auto* records = reinterpret_cast<astc::LaneException*>(out + stack * region);
-  for (int64_t e = 0; e < stack; ++e) {
-    astc::write_lane_form(data + e * file_bytes, rows, m.cols, out + e * region, records);
-    records += exceptions[e];
-  }
-  file.drop_resident({data, stack * file_bytes});
+  const quant::astc::LaneForms forms = quant::astc::make_lane_forms(data, stack, rows, m.cols);
+  uint8_t* out = allocate(forms.bytes());
+  forms.place(out);
+  file.drop_resident({data, stack * matrix_bytes(m.type, rows, m.cols)});
   m.interleaved = out;
 }
 

@@ -11,11 +11,15 @@ namespace {
 
 constexpr int kSixLevelRange = 4;  // weight range index of 6 levels (1 trit and 1 bit)
 
-// The level of an unquantised weight among lane_weights(), or -1.
-int level_of(uint8_t weight) {
-  const auto& w = lane_weights();
-  const auto* it = std::find(w.begin(), w.end(), weight);
-  return it == w.end() ? -1 : static_cast<int>(it - w.begin());
+// The level of each unquantised weight (0..64) among lane_weights(), or -1.
+const std::array<int8_t, 65>& levels() {
+  static const auto table = [] {
+    std::array<int8_t, 65> t;
+    t.fill(-1);
+    for (int k = 0; k < kLevels; ++k) t[lane_weights()[k]] = static_cast<int8_t>(k);
+    return t;
+  }();
+  return table;
 }
 
 }  // namespace
@@ -42,11 +46,14 @@ int lane_texel(int lane) {
 bool to_lane_block(const uint8_t block[kBlockBytes], LaneBlock* out) {
   FullGridBlock g;
   if (!full_grid_block(block, &g) || !g.hdr) return false;
+  const auto& table = levels();
   int level[kTexels];
+  bool all = true;
   for (int t = 0; t < kTexels; ++t) {
-    level[t] = level_of(g.weights[t]);
-    if (level[t] < 0) return false;
+    level[t] = table[g.weights[t]];
+    all &= level[t] >= 0;
   }
+  if (!all) return false;
   for (int j = 0; j < kDigitBytes; ++j) {
     out->digits[j] = static_cast<uint8_t>(level[j] + 6 * level[j + 12] + 36 * level[j + 24]);
   }
@@ -84,44 +91,60 @@ LaneLayout lane_layout(int64_t rows, int64_t cols) {
   return l;
 }
 
-int64_t count_lane_exceptions(const uint8_t* astc, int64_t rows, int64_t cols) {
-  const TileGrid g = tile_grid(rows, cols);
-  int64_t n = 0;
-  LaneBlock unused;
-  for (int64_t t = 0; t < g.tile_rows * g.tile_cols; ++t) {
-    n += !to_lane_block(astc + t * kBlockBytes, &unused);
-  }
-  return n;
-}
+namespace {
 
+// One matrix's region at `region` (lane_layout().bytes, zeroed), its records appended to
+// `records`; the records will lie `records_at` bytes past the region's start.
 void write_lane_form(const uint8_t* astc, int64_t rows, int64_t cols, uint8_t* region,
-                     LaneException* records) {
+                     std::vector<LaneException>& records, uint64_t records_at) {
   const LaneLayout l = lane_layout(rows, cols);
   const TileGrid g = tile_grid(rows, cols);
-  AFM_CHECK(reinterpret_cast<uint8_t*>(records) >= region + l.bytes);
-  std::memset(region, 0, l.bytes);
   auto* blocks = reinterpret_cast<LaneBlock*>(region);
   std::memcpy(region + l.offsets_at, astc + g.offsets_at, static_cast<size_t>(l.tile_rows * l.tile_cols) * 2);
   auto* index = reinterpret_cast<uint64_t*>(region + l.index_at);
-  LaneException* next = records;
+  const size_t first = records.size();
+  auto record_offset = [&] { return records_at + (records.size() - first) * sizeof(LaneException); };
   for (int64_t tr = 0; tr < l.tile_rows; ++tr) {
-    index[tr] = static_cast<uint64_t>(reinterpret_cast<uint8_t*>(next) - region);
+    index[tr] = record_offset();
     for (int64_t tc = 0; tc < l.tile_cols; ++tc) {
       const int64_t t = tr * l.tile_cols + tc;
       if (to_lane_block(astc + t * kBlockBytes, &blocks[t])) continue;
       blocks[t] = LaneBlock{};  // decodes to zeros: the record carries the tile
       uint16_t texels[kTexels];
       AFM_CHECK(decode_block_f16(astc + t * kBlockBytes, texels) == BlockStatus::kOk);
-      LaneException e;
+      LaneException& e = records.emplace_back();
       e.tile_col = static_cast<uint32_t>(tc);
       for (int lane = 0; lane < kLanes; ++lane) {
         const int texel = lane_texel(lane);
         e.lanes[lane] = texel < 0 ? 0 : texels[texel];
       }
-      std::memcpy(next++, &e, sizeof(e));
     }
   }
-  index[l.tile_rows] = static_cast<uint64_t>(reinterpret_cast<uint8_t*>(next) - region);
+  index[l.tile_rows] = record_offset();
+}
+
+}  // namespace
+
+LaneForms make_lane_forms(const uint8_t* astc, int64_t count, int64_t rows, int64_t cols) {
+  const size_t region = lane_layout(rows, cols).bytes;
+  const size_t file_bytes = tile_grid(rows, cols).bytes;
+  LaneForms f;
+  f.regions.assign(count * region, 0);
+  for (int64_t e = 0; e < count; ++e) {
+    // Records follow all the regions: from region e, past the rest of them and the records
+    // already written.
+    const uint64_t records_at = (count - e) * region + f.records.size() * sizeof(LaneException);
+    write_lane_form(astc + e * file_bytes, rows, cols, f.regions.data() + e * region, f.records,
+                    records_at);
+  }
+  return f;
+}
+
+void LaneForms::place(uint8_t* out) const {
+  std::memcpy(out, regions.data(), regions.size());
+  if (!records.empty()) {
+    std::memcpy(out + regions.size(), records.data(), records.size() * sizeof(LaneException));
+  }
 }
 
 LaneView lane_view(const void* region, int64_t rows, int64_t cols) {

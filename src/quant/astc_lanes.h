@@ -22,6 +22,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "quant/astc6x6.h"
 
@@ -74,14 +75,18 @@ struct LaneLayout {
 };
 LaneLayout lane_layout(int64_t rows, int64_t cols);
 
-// Tiles of a validated astc6x6 matrix that have no lane block.
-int64_t count_lane_exceptions(const uint8_t* astc, int64_t rows, int64_t cols);
+// The lane forms of `count` validated matrices of rows x cols laid end to end in `astc` (a
+// stack as the file stores it), each block parsed once: their regions one after another, then
+// every exception record. place() writes them to `out` (bytes() of it), where the regions'
+// indexes expect them.
+struct LaneForms {
+  std::vector<uint8_t> regions;
+  std::vector<LaneException> records;
 
-// Writes the region of a validated matrix at `region` (lane_layout().bytes) and its
-// exception records (count_lane_exceptions() of them) at `records`, which must lie after the
-// region in the same buffer.
-void write_lane_form(const uint8_t* astc, int64_t rows, int64_t cols, uint8_t* region,
-                     LaneException* records);
+  size_t bytes() const { return regions.size() + records.size() * sizeof(LaneException); }
+  void place(uint8_t* out) const;
+};
+LaneForms make_lane_forms(const uint8_t* astc, int64_t count, int64_t rows, int64_t cols);
 
 // Read access to a region.
 struct LaneView {

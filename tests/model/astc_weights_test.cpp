@@ -45,12 +45,10 @@ std::vector<float> gaussian_with_constant_tile(int64_t rows, int64_t cols, uint3
 
 // The lane form of one encoded matrix, region then exception records.
 std::vector<uint8_t> lane_form(const std::vector<uint8_t>& data, int64_t rows, int64_t cols) {
-  const int64_t exceptions = astc::count_lane_exceptions(data.data(), rows, cols);
-  EXPECT_GT(exceptions, 0);
-  const size_t region = astc::lane_layout(rows, cols).bytes;
-  std::vector<uint8_t> form(region + exceptions * sizeof(astc::LaneException));
-  astc::write_lane_form(data.data(), rows, cols, form.data(),
-                        reinterpret_cast<astc::LaneException*>(form.data() + region));
+  const astc::LaneForms forms = astc::make_lane_forms(data.data(), 1, rows, cols);
+  EXPECT_GT(forms.records.size(), 0u);
+  std::vector<uint8_t> form(forms.bytes());
+  forms.place(form.data());
   return form;
 }
 

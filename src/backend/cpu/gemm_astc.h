@@ -15,7 +15,7 @@ void astc6x6_gemm(const uint8_t* w, int64_t rows, int64_t cols, int64_t row_begi
                   int64_t row_end, const float* x, int64_t n_tok, float* y, int64_t ldy);
 
 // The same product read from the matrix's lane form (quant/astc_lanes.h, a region made by
-// write_lane_form): the same weights, summed in another order. AVX2 where the CPU has it.
+// make_lane_forms): the same weights, summed in another order. AVX2 where the CPU has it.
 void astc6x6_lanes_gemm(const void* lanes, int64_t rows, int64_t cols, int64_t row_begin,
                         int64_t row_end, const float* x, int64_t n_tok, float* y, int64_t ldy);
 
