@@ -81,66 +81,52 @@ void expect_close(const std::vector<float>& got, const std::vector<float>& want)
   }
 }
 
-TEST(AstcMatmul, FusedKernelMatchesTheDecodedMatrix) {
-  const int64_t rows = 50, cols = 70;  // neither a multiple of 6
-  const std::vector<uint8_t> data = encode(gaussian(rows * cols, 1), rows, cols);
+// matmul at 1-3 threads, and the kernel on a row range that starts and ends inside tiles
+// (writing exactly those rows), against the decoded matrix; from the lane form `lanes`, or the
+// file's blocks when it is null.
+void expect_matches_decoded(const std::vector<uint8_t>& data, const uint8_t* lanes, int64_t rows,
+                            int64_t cols, uint32_t seed) {
   for (int64_t n_tok : {1, 3, 9}) {
-    const std::vector<float> x = gaussian(n_tok * cols, 2, 1.0f);
-    const std::vector<float> want = reference(data, rows, cols, x, n_tok);
-    for (int threads : {1, 2, 3}) {
-      ThreadPool pool(threads);
-      ops::ActivationScratch scratch;
-      ops::Activations act(x.data(), n_tok, cols, scratch);
-      const ops::Matrix m{gguf::TensorType::kASTC6X6, data.data(), rows, cols, 0};
-      std::vector<float> y(n_tok * rows);
-      ops::matmul(act, m, y.data(), pool);
-      expect_close(y, want);
-    }
-    // A row range that starts and ends inside tiles writes exactly those rows.
-    std::vector<float> part(n_tok * rows, -7.0f);
-    cpu::astc6x6_gemm(data.data(), rows, cols, 8, 33, x.data(), n_tok, part.data(), rows);
-    for (int64_t t = 0; t < n_tok; ++t) {
-      for (int64_t r = 0; r < rows; ++r) {
-        if (r < 8 || r >= 33) {
-          ASSERT_EQ(part[t * rows + r], -7.0f);
-        } else {
-          ASSERT_NEAR(part[t * rows + r], want[t * rows + r], 1e-4f * (1 + std::abs(want[t * rows + r])));
-        }
-      }
-    }
-  }
-}
-
-TEST(AstcMatmul, LaneFormMatchesTheDecodedMatrix) {
-  const int64_t rows = 50, cols = 70;
-  const std::vector<uint8_t> data = encode(gaussian_with_constant_tile(rows, cols, 4), rows, cols);
-  const std::vector<uint8_t> form = lane_form(data, rows, cols);
-  for (int64_t n_tok : {1, 3, 9}) {
-    const std::vector<float> x = gaussian(n_tok * cols, 5, 1.0f);
+    const std::vector<float> x = gaussian(n_tok * cols, seed, 1.0f);
     const std::vector<float> want = reference(data, rows, cols, x, n_tok);
     for (int threads : {1, 2, 3}) {
       ThreadPool pool(threads);
       ops::ActivationScratch scratch;
       ops::Activations act(x.data(), n_tok, cols, scratch);
       ops::Matrix m{gguf::TensorType::kASTC6X6, data.data(), rows, cols, 0};
-      m.interleaved = form.data();
+      m.interleaved = lanes;
       std::vector<float> y(n_tok * rows);
       ops::matmul(act, m, y.data(), pool);
       expect_close(y, want);
     }
     std::vector<float> part(n_tok * rows, -7.0f);
-    cpu::astc6x6_lanes_gemm(form.data(), rows, cols, 8, 33, x.data(), n_tok, part.data(), rows);
+    if (lanes == nullptr) {
+      cpu::astc6x6_gemm(data.data(), rows, cols, 8, 33, x.data(), n_tok, part.data(), rows);
+    } else {
+      cpu::astc6x6_lanes_gemm(lanes, rows, cols, 8, 33, x.data(), n_tok, part.data(), rows);
+    }
     for (int64_t t = 0; t < n_tok; ++t) {
       for (int64_t r = 0; r < rows; ++r) {
-        const float v = part[t * rows + r];
+        const float v = part[t * rows + r], w = want[t * rows + r];
         if (r < 8 || r >= 33) {
           ASSERT_EQ(v, -7.0f);
         } else {
-          ASSERT_NEAR(v, want[t * rows + r], 1e-4f * (1 + std::abs(want[t * rows + r])));
+          ASSERT_NEAR(v, w, 1e-4f * (1 + std::abs(w)));
         }
       }
     }
   }
+}
+
+TEST(AstcMatmul, FusedKernelMatchesTheDecodedMatrix) {
+  const int64_t rows = 50, cols = 70;  // neither a multiple of 6
+  expect_matches_decoded(encode(gaussian(rows * cols, 1), rows, cols), nullptr, rows, cols, 2);
+}
+
+TEST(AstcMatmul, LaneFormMatchesTheDecodedMatrix) {
+  const int64_t rows = 50, cols = 70;
+  const std::vector<uint8_t> data = encode(gaussian_with_constant_tile(rows, cols, 4), rows, cols);
+  expect_matches_decoded(data, lane_form(data, rows, cols).data(), rows, cols, 5);
 }
 
 // The AVX2 set against the portable one: decode bit for bit (padding lanes included), the
