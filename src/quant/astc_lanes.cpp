@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 #include "base/error.h"
 #include "quant/astc_ise.h"
@@ -93,50 +94,82 @@ LaneLayout lane_layout(int64_t rows, int64_t cols) {
 
 namespace {
 
-// One matrix's region at `region` (lane_layout().bytes, zeroed), its records appended to
-// `records`; the records will lie `records_at` bytes past the region's start.
-void write_lane_form(const uint8_t* astc, int64_t rows, int64_t cols, uint8_t* region,
-                     std::vector<LaneException>& records, uint64_t records_at) {
-  const LaneLayout l = lane_layout(rows, cols);
-  const TileGrid g = tile_grid(rows, cols);
-  auto* blocks = reinterpret_cast<LaneBlock*>(region);
-  std::memcpy(region + l.offsets_at, astc + g.offsets_at, static_cast<size_t>(l.tile_rows * l.tile_cols) * 2);
-  auto* index = reinterpret_cast<uint64_t*>(region + l.index_at);
-  const size_t first = records.size();
-  auto record_offset = [&] { return records_at + (records.size() - first) * sizeof(LaneException); };
-  for (int64_t tr = 0; tr < l.tile_rows; ++tr) {
-    index[tr] = record_offset();
-    for (int64_t tc = 0; tc < l.tile_cols; ++tc) {
-      const int64_t t = tr * l.tile_cols + tc;
-      if (to_lane_block(astc + t * kBlockBytes, &blocks[t])) continue;
-      blocks[t] = LaneBlock{};  // decodes to zeros: the record carries the tile
-      uint16_t texels[kTexels];
-      AFM_CHECK(decode_block_f16(astc + t * kBlockBytes, texels) == BlockStatus::kOk);
-      LaneException& e = records.emplace_back();
-      e.tile_col = static_cast<uint32_t>(tc);
-      for (int lane = 0; lane < kLanes; ++lane) {
-        const int texel = lane_texel(lane);
-        e.lanes[lane] = texel < 0 ? 0 : texels[texel];
+// Building a stack's lane forms: work unit u is tile row u % tile_rows of matrix u / tile_rows.
+struct Builder {
+  const uint8_t* astc;
+  int64_t count, rows, cols;
+  LaneLayout layout;
+  size_t file_bytes;
+  LaneForms& out;
+  std::vector<uint64_t> first_record;  // per unit: its first record's index, chunk-local at first
+
+  int64_t units() const { return count * layout.tile_rows; }
+
+  // Units [begin, end): lane blocks into the regions, exceptions appended to `records`.
+  void build(int64_t begin, int64_t end, std::vector<LaneException>& records) {
+    for (int64_t u = begin; u < end; ++u) {
+      const int64_t e = u / layout.tile_rows, tr = u % layout.tile_rows;
+      const uint8_t* blocks_in = astc + e * file_bytes;
+      auto* blocks = reinterpret_cast<LaneBlock*>(out.regions.data() + e * layout.bytes);
+      first_record[u] = records.size();
+      for (int64_t tc = 0; tc < layout.tile_cols; ++tc) {
+        const int64_t t = tr * layout.tile_cols + tc;
+        if (to_lane_block(blocks_in + t * kBlockBytes, &blocks[t])) continue;
+        blocks[t] = LaneBlock{};  // decodes to zeros: the record carries the tile
+        uint16_t texels[kTexels];
+        AFM_CHECK(decode_block_f16(blocks_in + t * kBlockBytes, texels) == BlockStatus::kOk);
+        LaneException& x = records.emplace_back();
+        x.tile_col = static_cast<uint32_t>(tc);
+        for (int lane = 0; lane < kLanes; ++lane) {
+          const int texel = lane_texel(lane);
+          x.lanes[lane] = texel < 0 ? 0 : texels[texel];
+        }
       }
     }
   }
-  index[l.tile_rows] = record_offset();
-}
+
+  // The offsets, the indexes (record g lies past all the regions: (count - e) x region + g x
+  // record bytes from region e's start), once every unit's first record is global.
+  void finish() {
+    const TileGrid g = tile_grid(rows, cols);
+    for (int64_t e = 0; e < count; ++e) {
+      uint8_t* region = out.regions.data() + e * layout.bytes;
+      std::memcpy(region + layout.offsets_at, astc + e * file_bytes + g.offsets_at,
+                  static_cast<size_t>(layout.tile_rows * layout.tile_cols) * 2);
+      auto* index = reinterpret_cast<uint64_t*>(region + layout.index_at);
+      for (int64_t tr = 0; tr <= layout.tile_rows; ++tr) {
+        const int64_t u = e * layout.tile_rows + tr;
+        const uint64_t record = u < units() ? first_record[u] : out.records.size();
+        index[tr] = (count - e) * layout.bytes + record * sizeof(LaneException);
+      }
+    }
+  }
+};
 
 }  // namespace
 
 LaneForms make_lane_forms(const uint8_t* astc, int64_t count, int64_t rows, int64_t cols) {
-  const size_t region = lane_layout(rows, cols).bytes;
-  const size_t file_bytes = tile_grid(rows, cols).bytes;
   LaneForms f;
-  f.regions.assign(count * region, 0);
-  for (int64_t e = 0; e < count; ++e) {
-    // Records follow all the regions: from region e, past the rest of them and the records
-    // already written.
-    const uint64_t records_at = (count - e) * region + f.records.size() * sizeof(LaneException);
-    write_lane_form(astc + e * file_bytes, rows, cols, f.regions.data() + e * region, f.records,
-                    records_at);
+  Builder b{astc, count, rows, cols, lane_layout(rows, cols), tile_grid(rows, cols).bytes, f, {}};
+  f.regions.assign(count * b.layout.bytes, 0);
+  b.first_record.resize(b.units());
+  // Contiguous chunks of tile rows, one thread each: a block parse is hundreds of cycles, and a
+  // 0.5B model has ten million blocks.
+  const int64_t chunks = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1,
+                                             std::max<int64_t>(1, b.units() / 64));
+  std::vector<std::vector<LaneException>> records(chunks);
+  auto run = [&](int64_t c) { b.build(b.units() * c / chunks, b.units() * (c + 1) / chunks, records[c]); };
+  std::vector<std::thread> threads;
+  for (int64_t c = 1; c < chunks; ++c) threads.emplace_back(run, c);
+  run(0);
+  for (std::thread& t : threads) t.join();
+  for (int64_t c = 0; c < chunks; ++c) {
+    for (int64_t u = b.units() * c / chunks; u < b.units() * (c + 1) / chunks; ++u) {
+      b.first_record[u] += f.records.size();
+    }
+    f.records.insert(f.records.end(), records[c].begin(), records[c].end());
   }
+  b.finish();
   return f;
 }
 

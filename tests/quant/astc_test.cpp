@@ -111,6 +111,28 @@ TEST(AstcDecoder, RandomBlocksMatchLibraryBitForBit) {
   EXPECT_EQ(modes_seen.size(), 16u) << "every colour endpoint mode decoded at least once";
 }
 
+// The load-time check settles a block's status without decoding its integer sequences: its
+// verdict must be the full decoder's on every kind of block.
+TEST(AstcMatrix, ValidationAgreesWithTheDecoder) {
+  const std::vector<uint8_t> blocks = random_blocks(30000, 99);
+  int accepted = 0;
+  for (size_t b = 0; b < blocks.size() / kBlockBytes; ++b) {
+    uint8_t tile[kTileBytes] = {};  // one 6 x 6 tile: the block, then a zero offset
+    std::memcpy(tile, &blocks[b * kBlockBytes], kBlockBytes);
+    uint16_t texels[kTexels];
+    const bool ok = decode_block_f16(tile, texels) == BlockStatus::kOk;
+    bool valid = true;
+    try {
+      validate_matrix(tile, kTile, kTile, "m");
+    } catch (const Error&) {
+      valid = false;
+    }
+    ASSERT_EQ(valid, ok) << "block " << b;
+    accepted += valid;
+  }
+  EXPECT_GT(accepted, 30000 / 6);
+}
+
 // Real trained weights: a few matrices of the shipped model.
 std::vector<float> model_matrix(const std::string& name, int64_t& rows, int64_t& cols) {
   const auto file = gguf::File::open("models/afm-device-21m.gguf");
