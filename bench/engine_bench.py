@@ -11,7 +11,9 @@ f16 / q8_0 / q4_0 (bench/make_bench_model.py), measures the memory read bandwidt
 Markdown table: tokens/s, afm/llama.cpp ratios, and afm's decode speed as a share of the
 bandwidth roofline (every weight byte read once per generated token).
 
-    .venv/bin/python bench/engine_bench.py [--threads 2] [-p 512] [-n 128] [-r 5]
+    .venv/bin/python bench/engine_bench.py [--threads 2] [-p 512] [-n 128] [-r 5] [-d 4096]
+`-d` puts that many tokens in the cache before each test, untimed (llama-bench's -d), for
+both engines.
 Caches the llama.cpp build and the models under build/bench-cache/.
 """
 import argparse
@@ -33,13 +35,13 @@ def run_json(cmd, env=None):
 def afm_bench(model, a, env=None):
     """One `afm bench` run; `env` adds environment variables (e.g. AFM_ASTC_LANES=0)."""
     j = run_json(["build/afm", "bench", "-m", model, "-p", str(a.p), "-n", str(a.n), "-t",
-                  str(a.threads), "-r", "1", "--json"], env)
+                  str(a.threads), "-r", "1", "-d", str(getattr(a, "d", 0)), "--json"], env)
     return {r["test"][:2]: r["tokens_per_second"] for r in j["results"]}, j
 
 
 def llama_bench(binary, model, a):
     rows = run_json([binary, "-m", model, "-p", str(a.p), "-n", str(a.n), "-t", str(a.threads),
-                     "-r", "1", "-o", "json"])
+                     "-r", "1", "-d", str(getattr(a, "d", 0)), "-o", "json"])
     return {("pp" if row["n_prompt"] > 0 else "tg"): row["avg_ts"] for row in rows}
 
 
@@ -65,15 +67,17 @@ def main():
     ap.add_argument("-r", type=int, default=5)
     ap.add_argument("--types", default="f16,q8_0,q4_0")
     ap.add_argument("--shape", default="qwen2-0.5b", help="qwen2-0.5b or qwen3-0.6b (make_bench_model.py)")
+    ap.add_argument("-d", type=int, default=0, help="tokens in the cache before each test (untimed)")
     a = ap.parse_args()
     binary = build("llama-bench")
     types = a.types.split(",")
     subprocess.run([sys.executable, "bench/make_bench_model.py", os.path.join(CACHE, "models"),
                     "--types", a.types, "--shape", a.shape], check=True, stdout=subprocess.DEVNULL)
+    at = f" @ d{a.d}" if a.d else ""
     print(f"{a.shape} shape; CPU: {platform.processor() or platform.machine()}, {a.threads} threads; "
-          f"pp{a.p} / tg{a.n} tokens/s, median (range) of {a.r} interleaved runs\n")
-    print(f"| type | size MiB | afm pp{a.p} | llama.cpp pp{a.p} | ratio | afm tg{a.n} | "
-          f"llama.cpp tg{a.n} | ratio | read GB/s | roofline tg | afm % of roofline |")
+          f"pp{a.p}{at} / tg{a.n}{at} tokens/s, median (range) of {a.r} interleaved runs\n")
+    print(f"| type | size MiB | afm pp{a.p}{at} | llama.cpp pp{a.p}{at} | ratio | afm tg{a.n}{at} | "
+          f"llama.cpp tg{a.n}{at} | ratio | read GB/s | roofline tg | afm % of roofline |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for t in types:
         model = os.path.join(CACHE, "models", f"{a.shape}-{t}.gguf")
