@@ -8,7 +8,7 @@
 // (gguf::File::drop_resident), so a model is not held twice. AFM_INTERLEAVE=0 turns copies off:
 // processes then share the file's pages (several servers on one file) and matmul takes the
 // file's layout, with the same results bit for bit but slower decode (astc6x6: the same
-// weights summed in another order, and decode 10-20x slower). AFM_ASTC_LANES=0 turns off the
+// weights summed in another order, and decode about 20x slower). AFM_ASTC_LANES=0 turns off the
 // astc6x6 lane forms alone.
 //
 // Not thread-safe; matrices that point into the store must not outlive it.

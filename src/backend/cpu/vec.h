@@ -1,6 +1,7 @@
 // Vector primitives: attention over the KV cache (rows f32, f16 or int8) and the SwiGLU activation.
-// Scalar references plus an AVX2/F16C/FMA set and an AVX-512 set (the AVX2 one with faster
-// grouped-query attention pairs, bit-identical to it) chosen at run time (best_vec_kernels()).
+// Scalar references plus an AVX2/F16C/FMA set and an AVX-512 set (the AVX2 one with 16-lane
+// grouped-query attention rows), chosen at run time (best_vec_kernels()). Both SIMD sets have
+// attention rows for 2 or 4 query rows, bit-identical to the AVX2 single-row functions.
 // Kernels never allocate, throw or log.
 #pragma once
 
@@ -38,8 +39,8 @@ struct VecKernels {
   void (*gelu_tanh_mul)(const float* gate, const float* up, float* out, int64_t n);
   // Two query heads that share one KV head (grouped-query attention) against the same n f16
   // rows: scores_f16 / mix_f16 for (q0, s0, p0, out0) and (q1, s1, p1, out1), each bit-identical
-  // to those functions on its own; the AVX-512 set converts each row once for both heads and
-  // keeps the outputs in registers. Null in the sets without them (callers take one head at a
+  // to those functions on its own; the AVX2 and AVX-512 sets convert each row once for both
+  // heads and keep the outputs in registers. Null in the scalar set (callers take one head at a
   // time).
   void (*scores_f16_pair)(const float* q0, const float* q1, const uint16_t* k, int64_t n, int64_t d,
                           float scale, float* s0, float* s1);

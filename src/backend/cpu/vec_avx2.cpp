@@ -4,6 +4,8 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+#include <algorithm>
+
 namespace afm::cpu {
 namespace {
 
@@ -182,10 +184,108 @@ void gelu_tanh_mul(const float* gate, const float* up, float* out, int64_t n) {
   }
 }
 
+// ---- grouped-query attention rows: each f16 cache row converted once for 2 or 4 query rows --
+// Bit-identical to scores_f16 / mix_f16 on each row alone: scores keep dot_f16's two 8-lane
+// accumulators per 16-value chunk and its reduction; mix applies axpy_f16's fma per key in
+// order, lane by lane, with the outputs held in registers across the keys.
+
+// Lengths the row kernels take: dot_f16's main loop only, no tails.
+bool rows_fit(int64_t d) { return d % 16 == 0; }
+
+template <int NQ>
+void scores_rows(const float* const q[NQ], const uint16_t* k, int64_t n, int64_t d, float scale,
+                 float* const s[NQ]) {
+  for (int64_t j = 0; j < n; ++j) {
+    const uint16_t* row = k + j * d;
+    __m256 a0[NQ], a1[NQ];
+    for (int i = 0; i < NQ; ++i) a0[i] = a1[i] = _mm256_setzero_ps();
+    for (int64_t c = 0; c < d; c += 16) {
+      const __m256 k0 = load_f16(row + c), k1 = load_f16(row + c + 8);
+      for (int i = 0; i < NQ; ++i) {
+        a0[i] = _mm256_fmadd_ps(_mm256_loadu_ps(q[i] + c), k0, a0[i]);
+        a1[i] = _mm256_fmadd_ps(_mm256_loadu_ps(q[i] + c + 8), k1, a1[i]);
+      }
+    }
+    for (int i = 0; i < NQ; ++i) s[i][j] = hsum(_mm256_add_ps(a0[i], a1[i])) * scale;
+  }
+}
+
+// Columns [c0, c0 + 8 V) of every row's output over all n keys, NQ x V accumulators.
+template <int NQ, int V>
+void mix_columns(const float* const p[NQ], const uint16_t* v, int64_t n, int64_t d,
+                 float* const out[NQ], int64_t c0) {
+  __m256 o[NQ][V];
+  for (int i = 0; i < NQ; ++i)
+    for (int c = 0; c < V; ++c) o[i][c] = _mm256_loadu_ps(out[i] + c0 + 8 * c);
+  for (int64_t j = 0; j < n; ++j) {
+    __m256 w[NQ];
+    for (int i = 0; i < NQ; ++i) w[i] = _mm256_set1_ps(p[i][j]);
+    for (int c = 0; c < V; ++c) {
+      const __m256 x = load_f16(v + j * d + c0 + 8 * c);
+      for (int i = 0; i < NQ; ++i) o[i][c] = _mm256_fmadd_ps(w[i], x, o[i][c]);
+    }
+  }
+  for (int i = 0; i < NQ; ++i)
+    for (int c = 0; c < V; ++c) _mm256_storeu_ps(out[i] + c0 + 8 * c, o[i][c]);
+}
+
+// Passes of 8 x kWidth columns: 2 x 6 or 4 x 2 accumulators, the weights and the row fit the
+// 16 registers. d is a multiple of 16, so every pass has an even number of columns.
+template <int NQ>
+void mix_rows(const float* const p[NQ], const uint16_t* v, int64_t n, int64_t d, float* const out[NQ]) {
+  constexpr int kWidth = NQ <= 2 ? 6 : 2;
+  for (int64_t c0 = 0; c0 < d; c0 += 8 * kWidth) {
+    switch (std::min<int64_t>(kWidth, (d - c0) / 8)) {
+      case 2: mix_columns<NQ, 2>(p, v, n, d, out, c0); break;
+      case 4: if constexpr (kWidth >= 4) mix_columns<NQ, 4>(p, v, n, d, out, c0); break;
+      default: if constexpr (kWidth >= 6) mix_columns<NQ, 6>(p, v, n, d, out, c0); break;
+    }
+  }
+}
+
+void scores_f16_pair(const float* q0, const float* q1, const uint16_t* k, int64_t n, int64_t d,
+                     float scale, float* s0, float* s1) {
+  if (!rows_fit(d)) {
+    scores_f16(q0, k, n, d, scale, s0);
+    return scores_f16(q1, k, n, d, scale, s1);
+  }
+  const float* q[2] = {q0, q1};
+  float* const s[2] = {s0, s1};
+  scores_rows<2>(q, k, n, d, scale, s);
+}
+
+void mix_f16_pair(const float* p0, const float* p1, const uint16_t* v, int64_t n, int64_t d,
+                  float* out0, float* out1) {
+  if (!rows_fit(d)) {
+    mix_f16(p0, v, n, d, out0);
+    return mix_f16(p1, v, n, d, out1);
+  }
+  const float* p[2] = {p0, p1};
+  float* const out[2] = {out0, out1};
+  mix_rows<2>(p, v, n, d, out);
+}
+
+void scores_f16_quad(const float* const q[4], const uint16_t* k, int64_t n, int64_t d, float scale,
+                     float* const s[4]) {
+  if (!rows_fit(d)) {
+    for (int i = 0; i < 4; ++i) scores_f16(q[i], k, n, d, scale, s[i]);
+    return;
+  }
+  scores_rows<4>(q, k, n, d, scale, s);
+}
+
+void mix_f16_quad(const float* const p[4], const uint16_t* v, int64_t n, int64_t d, float* const out[4]) {
+  if (!rows_fit(d)) {
+    for (int i = 0; i < 4; ++i) mix_f16(p[i], v, n, d, out[i]);
+    return;
+  }
+  mix_rows<4>(p, v, n, d, out);
+}
+
 }  // namespace
 
 const VecKernels* avx2_vec_kernels_impl() {
-  static const VecKernels k{"avx2", dot_f32, dot_f16, axpy_f32, axpy_f16, to_f16, round_f16, scores_f32, scores_f16, mix_f32, mix_f16, scores_q8, mix_q8, silu_mul, gelu_tanh_mul, nullptr, nullptr, nullptr, nullptr};
+  static const VecKernels k{"avx2", dot_f32, dot_f16, axpy_f32, axpy_f16, to_f16, round_f16, scores_f32, scores_f16, mix_f32, mix_f16, scores_q8, mix_q8, silu_mul, gelu_tanh_mul, scores_f16_pair, mix_f16_pair, scores_f16_quad, mix_f16_quad};
   return &k;
 }
 
