@@ -53,11 +53,21 @@ void scalar_decode(const astc::LaneBlock& block, float lanes[kLanes]) {
 // The input of lane L among a tile column's 16 xpat floats.
 inline float xpat_lane(const float* xpat, int lane) { return xpat[(lane / 8) % 2 * 8 + lane % 8]; }
 
+// The texel of each lane (astc::lane_texel), -1 at padding.
+const std::array<int8_t, kLanes>& lane_texels() {
+  static const auto table = [] {
+    std::array<int8_t, kLanes> t{};
+    for (int lane = 0; lane < kLanes; ++lane) t[lane] = static_cast<int8_t>(astc::lane_texel(lane));
+    return t;
+  }();
+  return table;
+}
+
 // out[y] += the lanes of row y.
 void add_rows(const float lanes[kLanes], float out[kTile]) {
+  const auto& texel = lane_texels();
   for (int l = 0; l < kLanes; ++l) {
-    const int texel = astc::lane_texel(l);
-    if (texel >= 0) out[texel / kTile] += lanes[l];
+    if (texel[l] >= 0) out[texel[l] / kTile] += lanes[l];
   }
 }
 
@@ -116,15 +126,6 @@ void store_rows(const Scratch& s, int64_t tr, int64_t row_begin, int64_t row_end
   for (int64_t t = 0; t < n_tok; ++t) {
     for (int64_t r = first; r < last; ++r) y[t * ldy + r] = s.acc[(r - tr * kTile) * n_tok + t];
   }
-}
-
-const std::array<int8_t, kLanes>& lane_texels() {
-  static const auto table = [] {
-    std::array<int8_t, kLanes> t{};
-    for (int lane = 0; lane < kLanes; ++lane) t[lane] = static_cast<int8_t>(astc::lane_texel(lane));
-    return t;
-  }();
-  return table;
 }
 
 // ---- the lane form -------------------------------------------------------------------------
