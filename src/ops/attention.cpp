@@ -54,18 +54,6 @@ void cap_scores(float* x, int64_t n, float cap) {
   for (int64_t j = 0; j < n; ++j) x[j] = cap * std::tanh(x[j] / cap);
 }
 
-void softmax_inplace(float* x, int64_t n) {
-  float max_score = -INFINITY;
-  for (int64_t j = 0; j < n; ++j) max_score = std::max(max_score, x[j]);
-  float sum = 0;
-  for (int64_t j = 0; j < n; ++j) {
-    x[j] = std::exp(x[j] - max_score);
-    sum += x[j];
-  }
-  const float inv = 1.0f / sum;
-  for (int64_t j = 0; j < n; ++j) x[j] *= inv;
-}
-
 // Calls fn(rows, offset) for the runs of cache slots that hold positions [lo, hi], in position
 // order (a ring wraps at most once); offset counts positions from lo.
 template <class Fn>
@@ -169,7 +157,7 @@ void attend(const Item& it, const KvLayerView& kv, int64_t kv_head, int64_t d, f
   for (int b = 0; b < it.queries; ++b) {
     for (int h = 0; h < it.heads; ++h) {
       if (softcap > 0) cap_scores(it.scores[b][h], it.hi[b] - it.lo[b] + 1, softcap);
-      softmax_inplace(it.scores[b][h], it.hi[b] - it.lo[b] + 1);
+      vk.softmax(it.scores[b][h], it.hi[b] - it.lo[b] + 1);
       std::memset(it.out[b][h], 0, d * sizeof(float));
     }
   }

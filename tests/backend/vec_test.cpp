@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -169,6 +170,44 @@ TEST(Vec, AttentionPairsEqualTwoSingleHeadCalls) {
         }
       }
     }
+  }
+}
+
+// Softmax against a double-precision reference, for every set the host runs: lengths around the
+// vector width, wide score ranges (entries far below the maximum must come out near 0, not
+// NaN), a single entry, and a NaN that must not be hidden.
+TEST(Vec, SoftmaxMatchesDoublePrecisionInEverySet) {
+  std::vector<const VecKernels*> sets{&scalar_vec_kernels()};
+  if (avx2_vec_kernels() != nullptr) sets.push_back(avx2_vec_kernels());
+  if (avx512_vec_kernels() != nullptr) sets.push_back(avx512_vec_kernels());
+  std::mt19937 rng(11);
+  for (const VecKernels* set : sets) {
+    for (float spread : {0.5f, 8.0f, 60.0f}) {
+      std::normal_distribution<float> dist(3.0f, spread);
+      for (int64_t n : {1, 2, 7, 8, 9, 16, 23, 100, 4099}) {
+        std::vector<float> x(n);
+        for (float& v : x) v = dist(rng);
+        if (n > 3) x[n / 2] = x[0] - 300.0f;  // far below the maximum: exp underflows
+        double max_value = x[0];
+        for (float v : x) max_value = std::max(max_value, static_cast<double>(v));
+        double sum = 0;
+        for (float v : x) sum += std::exp(v - max_value);
+        std::vector<float> y(x);
+        set->softmax(y.data(), n);
+        // exp within a few ulp, plus the float sum's rounding, which grows with n
+        const double rtol = 3e-7 * (4 + std::sqrt(static_cast<double>(n)));
+        double total = 0;
+        for (int64_t j = 0; j < n; ++j) {
+          const double want = std::exp(x[j] - max_value) / sum;
+          ASSERT_NEAR(y[j], want, rtol * want + 1e-12) << set->isa << " n=" << n << " j=" << j;
+          total += y[j];
+        }
+        EXPECT_NEAR(total, 1.0, 1e-5) << set->isa << " n=" << n;
+      }
+    }
+    std::vector<float> with_nan{1.0f, NAN, 2.0f, 0.5f, 1, 1, 1, 1, 1, 1};
+    set->softmax(with_nan.data(), static_cast<int64_t>(with_nan.size()));
+    for (float v : with_nan) EXPECT_TRUE(std::isnan(v)) << set->isa;
   }
 }
 

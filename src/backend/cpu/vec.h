@@ -1,4 +1,5 @@
-// Vector primitives: attention over the KV cache (rows f32, f16 or int8) and the SwiGLU activation.
+// Vector primitives: attention over the KV cache (rows f32, f16 or int8), its softmax, and the
+// SwiGLU / GeGLU activations.
 // Scalar references plus an AVX2/F16C/FMA set and an AVX-512 set (the AVX2 one with 16-lane
 // grouped-query attention rows), chosen at run time (best_vec_kernels()). Both SIMD sets have
 // attention rows for 2 or 4 query rows, bit-identical to the AVX2 single-row functions.
@@ -37,6 +38,9 @@ struct VecKernels {
   // 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)), u = sqrt(2 / pi) (x + 0.044715 x^3); out may
   // alias gate.
   void (*gelu_tanh_mul)(const float* gate, const float* up, float* out, int64_t n);
+  // x = softmax(x) over n > 0 values: exp(x - max x) / sum. The SIMD sets use a polynomial exp
+  // (within 2 ulp of std::exp) and sum in vector lanes; a NaN input gives NaN outputs.
+  void (*softmax)(float* x, int64_t n);
   // Two query heads that share one KV head (grouped-query attention) against the same n f16
   // rows: scores_f16 / mix_f16 for (q0, s0, p0, out0) and (q1, s1, p1, out1), each bit-identical
   // to those functions on its own; the AVX2 and AVX-512 sets convert each row once for both

@@ -5,6 +5,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace afm::cpu {
 namespace {
@@ -131,9 +132,10 @@ void mix_q8(const float* p, const int8_t* v, const float* rs, float uniform, int
 }
 
 // exp(x) to about 2 ulp: 2^n * p(r) with r = x - n ln2 (Cody-Waite split) and a degree-6
-// polynomial; inputs are clamped to where the float result is finite or flushes to zero.
+// polynomial; inputs are clamped to where the float result is finite or flushes to zero (the
+// clamps name x second, so a NaN passes through them and the result is NaN).
 inline __m256 exp_ps(__m256 x) {
-  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.3f));
+  x = _mm256_min_ps(_mm256_set1_ps(88.3f), _mm256_max_ps(_mm256_set1_ps(-87.3f), x));
   const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
@@ -182,6 +184,34 @@ void gelu_tanh_mul(const float* gate, const float* up, float* out, int64_t n) {
     const __m256 ev = exp_ps(_mm256_set1_ps(-1.5957691216057308f * (x + 0.044715f * x * x * x)));
     out[i] = x / (1.0f + _mm256_cvtss_f32(ev)) * up[i];
   }
+}
+
+float exp_scalar(float x) { return _mm256_cvtss_f32(exp_ps(_mm256_set1_ps(x))); }
+
+void softmax(float* x, int64_t n) {
+  __m256 m = _mm256_set1_ps(-INFINITY);
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) m = _mm256_max_ps(m, _mm256_loadu_ps(x + j));
+  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+  m4 = _mm_max_ss(m4, _mm_shuffle_ps(m4, m4, 1));
+  float max_value = _mm_cvtss_f32(m4);
+  for (; j < n; ++j) max_value = std::max(max_value, x[j]);
+
+  const __m256 shift = _mm256_set1_ps(max_value);
+  __m256 sum8 = _mm256_setzero_ps();
+  for (j = 0; j + 8 <= n; j += 8) {
+    const __m256 e = exp_ps(_mm256_sub_ps(_mm256_loadu_ps(x + j), shift));
+    _mm256_storeu_ps(x + j, e);
+    sum8 = _mm256_add_ps(sum8, e);
+  }
+  float sum = hsum(sum8);
+  for (; j < n; ++j) sum += x[j] = exp_scalar(x[j] - max_value);
+
+  const float inv = 1.0f / sum;
+  const __m256 inv8 = _mm256_set1_ps(inv);
+  for (j = 0; j + 8 <= n; j += 8) _mm256_storeu_ps(x + j, _mm256_mul_ps(_mm256_loadu_ps(x + j), inv8));
+  for (; j < n; ++j) x[j] *= inv;
 }
 
 // ---- grouped-query attention rows: each f16 cache row converted once for 2 or 4 query rows --
@@ -285,7 +315,7 @@ void mix_f16_quad(const float* const p[4], const uint16_t* v, int64_t n, int64_t
 }  // namespace
 
 const VecKernels* avx2_vec_kernels_impl() {
-  static const VecKernels k{"avx2", dot_f32, dot_f16, axpy_f32, axpy_f16, to_f16, round_f16, scores_f32, scores_f16, mix_f32, mix_f16, scores_q8, mix_q8, silu_mul, gelu_tanh_mul, scores_f16_pair, mix_f16_pair, scores_f16_quad, mix_f16_quad};
+  static const VecKernels k{"avx2", dot_f32, dot_f16, axpy_f32, axpy_f16, to_f16, round_f16, scores_f32, scores_f16, mix_f32, mix_f16, scores_q8, mix_q8, silu_mul, gelu_tanh_mul, softmax, scores_f16_pair, mix_f16_pair, scores_f16_quad, mix_f16_quad};
   return &k;
 }
 

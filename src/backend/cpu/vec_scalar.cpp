@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 
 #include "backend/cpu/vec.h"
@@ -37,6 +38,18 @@ void gelu_tanh_mul(const float* gate, const float* up, float* out, int64_t n) {
     const float x = gate[i];
     out[i] = x / (1.0f + std::exp(-kTwoSqrt2OverPi * (x + 0.044715f * x * x * x))) * up[i];
   }
+}
+
+void softmax(float* x, int64_t n) {
+  float max_value = x[0];
+  for (int64_t j = 1; j < n; ++j) max_value = std::max(max_value, x[j]);
+  float sum = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    x[j] = std::exp(x[j] - max_value);
+    sum += x[j];
+  }
+  const float inv = 1.0f / sum;
+  for (int64_t j = 0; j < n; ++j) x[j] *= inv;
 }
 
 void round_f16(const float* x, float* y, int64_t n) {
@@ -79,7 +92,7 @@ const VecKernels* avx2_vec_kernels_impl();
 const VecKernels* avx512_vec_kernels_impl();
 
 const VecKernels& scalar_vec_kernels() {
-  static const VecKernels k{"scalar", dot_f32, dot_f16, axpy_f32, axpy_f16, to_f16, round_f16, scores_f32, scores_f16, mix_f32, mix_f16, scores_q8, mix_q8, silu_mul, gelu_tanh_mul, nullptr, nullptr, nullptr, nullptr};
+  static const VecKernels k{"scalar", dot_f32, dot_f16, axpy_f32, axpy_f16, to_f16, round_f16, scores_f32, scores_f16, mix_f32, mix_f16, scores_q8, mix_q8, silu_mul, gelu_tanh_mul, softmax, nullptr, nullptr, nullptr, nullptr};
   return k;
 }
 
