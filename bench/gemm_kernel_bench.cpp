@@ -1,7 +1,8 @@
 // One matrix-multiply kernel on one core, in weight GB/s and G values/s: tells whether a kernel
 // is held back by its arithmetic (rows that fit L2) or by memory (rows far larger than the
-// caches; compare membw_bench --threads 1). Random codes with small finite scales.
-//   build/bench/gemm_kernel_bench [--type q4_k|q5_k|q6_k|q3_k|q2_k] [--rows N] [--k K]
+// caches; compare membw_bench --threads 1). Random codes with small finite scales. q8_0 / q4_0
+// run the set's 16-row interleaved layout where it has one (what decode reads), else the file's.
+//   build/bench/gemm_kernel_bench [--type q4_k|q5_k|q6_k|q3_k|q2_k|q8_0|q4_0] [--rows N] [--k K]
 //                                 [--tokens T] [--set best|scalar|avx2|avx512] [--json]
 #include <algorithm>
 #include <chrono>
@@ -25,7 +26,7 @@ using afm::gguf::TensorType;
 struct TypeInfo {
   const char* name;
   TensorType type;
-  GemmKernel GgmlBlockKernels::*kernel;
+  GemmKernel GgmlBlockKernels::*kernel;  // null: q8_0 / q4_0
   std::vector<int> f16_fields;  // byte offsets of the block's f16 scales
 };
 
@@ -35,7 +36,26 @@ const std::vector<TypeInfo> kTypes{
     {"q4_k", TensorType::kQ4_K, &GgmlBlockKernels::q4_k, {0, 2}},
     {"q5_k", TensorType::kQ5_K, &GgmlBlockKernels::q5_k, {0, 2}},
     {"q6_k", TensorType::kQ6_K, &GgmlBlockKernels::q6_k, {208}},
+    {"q8_0", TensorType::kQ8_0, nullptr, {0}},
+    {"q4_0", TensorType::kQ4_0, nullptr, {0}},
 };
+
+// The kernel for q8_0 / q4_0: the interleaved one (w rewritten in its layout) where the set has
+// it and the rows allow it, else the file layout's.
+GemmKernel plain_block_kernel(const afm::cpu::GemmKernels& set, const TypeInfo& type, int64_t rows,
+                              int64_t k, size_t row_bytes, std::vector<uint8_t>& w, const char** layout) {
+  const bool q8 = type.type == TensorType::kQ8_0;
+  const afm::cpu::InterleavedKernels* il = set.interleaved;
+  if (il == nullptr || rows % 16 != 0) {
+    *layout = "file";
+    return q8 ? set.q8_0 : set.q4_0;
+  }
+  std::vector<uint8_t> out(w.size());
+  (q8 ? il->interleave_q8_0 : il->interleave_q4_0)(w.data(), row_bytes, rows, k, out.data());
+  w.swap(out);
+  *layout = "interleaved";
+  return q8 ? il->q8_0 : il->q4_0;
+}
 
 const afm::cpu::GemmKernels* kernel_set(const std::string& name) {
   if (name == "scalar") return &afm::cpu::scalar_gemm_kernels();
@@ -46,7 +66,7 @@ const afm::cpu::GemmKernels* kernel_set(const std::string& name) {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: gemm_kernel_bench [--type q4_k|q5_k|q6_k|q3_k|q2_k] [--rows N] [--k K]\n"
+               "usage: gemm_kernel_bench [--type q4_k|q5_k|q6_k|q3_k|q2_k|q8_0|q4_0] [--rows N] [--k K]\n"
                "                         [--tokens T] [--set best|scalar|avx2|avx512] [--json]\n");
   return 2;
 }
@@ -87,7 +107,7 @@ int main(int argc, char** argv) {
   std::normal_distribution<float> normal;
   for (float& v : x) v = normal(rng);
   // The activation blocks this set's K-quant kernels take.
-  const bool blocks_256 = set->ggml->super_block_activations;
+  const bool blocks_256 = type->kernel != nullptr && set->ggml->super_block_activations;
   std::vector<afm::cpu::ActBlock> x32(tokens * k / 32);
   std::vector<afm::cpu::ActBlock256> x256(tokens * k / 256);
   for (int64_t t = 0; t < tokens; ++t) {
@@ -96,7 +116,10 @@ int main(int argc, char** argv) {
   }
   const void* xp = blocks_256 ? static_cast<const void*>(x256.data()) : x32.data();
   const size_t x_row_bytes = blocks_256 ? k / 256 * sizeof(afm::cpu::ActBlock256) : k / 32 * sizeof(afm::cpu::ActBlock);
-  const GemmKernel kernel = set->ggml->*(type->kernel);
+  const char* layout = "file";
+  const GemmKernel kernel = type->kernel != nullptr
+                                ? set->ggml->*(type->kernel)
+                                : plain_block_kernel(*set, *type, rows, k, row_bytes, w, &layout);
   std::vector<float> y(rows * tokens);
   const int64_t calls = std::max<int64_t>(3, static_cast<int64_t>(4e8 / (rows * row_bytes * tokens)) + 1);
   double best = 1e30;
@@ -107,13 +130,13 @@ int main(int argc, char** argv) {
   }
   const double gb_per_s = rows * row_bytes / best / 1e9, gvalues = rows * k * tokens / best / 1e9;
   if (json) {
-    std::printf("{\"type\": \"%s\", \"set\": \"%s\", \"rows\": %lld, \"k\": %lld, \"tokens\": %lld, "
+    std::printf("{\"type\": \"%s\", \"set\": \"%s\", \"layout\": \"%s\", \"rows\": %lld, \"k\": %lld, \"tokens\": %lld, "
                 "\"us_per_call\": %.3f, \"weight_gb_per_s\": %.3f, \"g_values_per_s\": %.3f, \"checksum\": %g}\n",
-                type->name, set->isa, static_cast<long long>(rows), static_cast<long long>(k),
+                type->name, set->isa, layout, static_cast<long long>(rows), static_cast<long long>(k),
                 static_cast<long long>(tokens), best * 1e6, gb_per_s, gvalues, static_cast<double>(y[0]));
   } else {
-    std::printf("%s on %s, %lld rows x k %lld, %lld tokens: %.1f us/call, %.2f GB/s of weights, %.1f G values/s\n",
-                type->name, set->isa, static_cast<long long>(rows), static_cast<long long>(k),
+    std::printf("%s on %s (%s layout), %lld rows x k %lld, %lld tokens: %.1f us/call, %.2f GB/s of weights, %.1f G values/s\n",
+                type->name, set->isa, layout, static_cast<long long>(rows), static_cast<long long>(k),
                 static_cast<long long>(tokens), best * 1e6, gb_per_s, gvalues);
   }
   return 0;
