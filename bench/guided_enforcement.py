@@ -4,15 +4,16 @@ For every schema an engine compiles, one instance is sampled from that engine's 
 seeded random walk: each step picks, with probability STRUCTURAL, among allowed tokens made only
 of JSON punctuation and whitespace, else uniformly among all allowed tokens; EOS ends the walk
 when allowed and picked), decoded with HF `tokenizers`, and checked with the `jsonschema`
-package (the schema's own draft, formats asserted). A walk that reaches the token limit counts
+package on exact decimals (bench/schema_oracle.py: the schema's own draft, formats asserted). A walk that reaches the token limit counts
 as unfinished, not as an instance. The peers' engines are guided_bench's classes; afm's
 instances are the ones its driver sampled for the timing tasks.
 """
 import json
 import random
 
-import jsonschema
 import numpy as np
+
+import schema_oracle
 
 STRUCTURAL = 0.2
 PUNCTUATION = set('"}],: \n\t')
@@ -60,13 +61,10 @@ def walk(engine, compiled, rng, structural, eos, max_tokens):
 def verdict(schema_text, text):
     """'valid', 'invalid' or 'not JSON' for one instance."""
     try:
-        instance = json.loads(text)
+        instance = schema_oracle.loads(text)
     except json.JSONDecodeError:
         return "not JSON"
-    schema = json.loads(schema_text)
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
-    return "valid" if validator.is_valid(instance) else "invalid"
+    return "valid" if schema_oracle.validator(schema_text).is_valid(instance) else "invalid"
 
 
 def enforcement(engines, schemas, afm_texts, hf, eos, max_tokens, seed):

@@ -69,7 +69,7 @@ std::shared_ptr<const Grammar> CompiledGrammarCache::get_or_compile(
                     std::to_string(options.budget.max_branches) + ":" +
                     std::to_string(options.prefix.size()) + ":" + options.prefix +
                     std::to_string(options.suffix.size()) + ":" + options.suffix +
-                    std::string(schema_text);
+                    (options.refuse_unknown_formats ? "F" : "f") + std::string(schema_text);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = index_.find(key); it != index_.end()) {

@@ -44,6 +44,12 @@ struct JsonSchemaOptions {
   // Literal text the grammar requires before and after the JSON value (for example the fence
   // around a tool-call array); empty by default.
   std::string prefix, suffix;
+  // A `format` name that neither JSON Schema nor afm defines ("semver", "topic", "path"...).
+  // False (the default): an annotation, as draft 2020-12 reads every format without a
+  // format-assertion vocabulary, so it adds no constraint (no validator could check it either).
+  // True: the schema is refused (kUnsupported naming the format). JSON Schema's own formats that
+  // afm cannot enforce (regex, uri-template, idn-email, idn-hostname) are refused either way.
+  bool refuse_unknown_formats = false;
 };
 
 std::shared_ptr<const Grammar> compile_json_schema(const nlohmann::ordered_json& schema,

@@ -51,4 +51,13 @@ Expr json_integer(GrammarBuilder& b);
 // Integers that are multiples of k (1 <= k <= 10000), any sign.
 Expr integer_multiple(GrammarBuilder& b, uint32_t k);
 
+// Numbers v (fixed notation; integers only when `integer`) within the bounds that are
+// multiples of `multiple` = p * 10^-s (p <= 10000, s <= 9): v * 10^s is an integer divisible
+// by p, so a fraction has at most s digits. Exact (sound and complete within fixed notation).
+// nullopt when p, s or the bounds (over 40 digits) are out of range, or the automaton needs
+// more than max_states states (number_multiples.cpp).
+std::optional<Expr> multiple_range(GrammarBuilder& b, const Decimal& multiple, bool integer,
+                                   const std::optional<Bound>& lo, const std::optional<Bound>& hi,
+                                   size_t max_states);
+
 }  // namespace afm::guided

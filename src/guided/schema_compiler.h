@@ -137,6 +137,7 @@ class SchemaCompiler {
     JsonSchemaOptions piece;
     piece.max_grammar_nodes = options_.max_grammar_nodes;
     piece.budget = options_.budget;
+    piece.refuse_unknown_formats = options_.refuse_unknown_formats;
     return piece;
   }
 

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "base/error.h"
 #include "guided/byte_matcher.h"
@@ -16,6 +17,7 @@ namespace afm::guided {
 namespace {
 
 constexpr uint64_t kMaxLengthBound = 100000;
+constexpr size_t kMaxMultipleStates = 20000;
 
 #define AFM_HOST_LABEL                                                      \
   "[A-Za-z0-9]([A-Za-z0-9-]?[A-Za-z0-9])?|[A-Za-z0-9][A-Za-z0-9-]{2}[A-Za-z0-9]|" \
@@ -119,6 +121,11 @@ CodePointDfa regex_dfa(const StringRegex& r) {
   return it->second;
 }
 
+// Formats draft 2020-12 defines whose language afm does not build: refused whatever the
+// options say, since a validator asserting formats checks them.
+const std::set<std::string> kUnenforcedStandardFormats = {"regex", "uri-template", "idn-email",
+                                                          "idn-hostname"};
+
 std::string format_regex(const std::string& name) {
   if (name == "date-time") return "(" + kFormats.at("date") + ")[Tt](" + kFormats.at("time") + ")";
   auto it = kFormats.find(name);
@@ -167,8 +174,14 @@ std::vector<StringRegex> SchemaCompiler::string_regexes(const Json& schema,
   if (schema.contains("format")) {
     if (!schema["format"].is_string()) invalid(pointer, "format", "must be a string");
     const std::string name = schema["format"].get<std::string>();
-    if (format_regex(name).empty()) unsupported(pointer, "format", "unknown format '" + name + "'");
-    out.push_back({format_regex(name), "format", false});
+    const std::string regex = format_regex(name);
+    if (!regex.empty()) {
+      out.push_back({regex, "format", false});
+    } else if (kUnenforcedStandardFormats.count(name) != 0) {
+      unsupported(pointer, "format", "format '" + name + "' is not enforced by this engine");
+    } else if (options_.refuse_unknown_formats) {
+      unsupported(pointer, "format", "unknown format '" + name + "'");
+    }  // else an unknown name: an annotation (JsonSchemaOptions::refuse_unknown_formats)
   }
   return out;
 }
@@ -274,12 +287,19 @@ Expr SchemaCompiler::compile_number(const Json& schema, const std::string& point
     const Json& m = schema["multipleOf"];
     if (!m.is_number() || m.get<double>() <= 0) invalid(pointer, "multipleOf", "must be > 0");
     std::optional<Decimal> k = parse_decimal(m.dump());
-    if (!k || !k->is_integer() || k->int_digits.size() > 5 || std::stoul(k->int_digits) > 10000) {
-      unsupported(pointer, "multipleOf", "only integer divisors up to 10000 are supported");
+    if (!k) invalid(pointer, "multipleOf", "must be a number");
+    if (k->is_integer() && k->int_digits.size() <= 5 && std::stoul(k->int_digits) <= 10000 && !lo && !hi) {
+      // For "number" too this writes integers only: a subset of the valid numbers.
+      return integer_multiple(b_, static_cast<uint32_t>(std::stoul(k->int_digits)));
     }
-    if (lo || hi) unsupported(pointer, "multipleOf", "multipleOf together with bounds");
-    // For "number" too this writes integers only: a subset of the valid numbers.
-    return integer_multiple(b_, static_cast<uint32_t>(std::stoul(k->int_digits)));
+    // Decimal divisors and bounds: one digit automaton for both.
+    std::optional<Expr> e = multiple_range(b_, *k, integer, lo, hi, kMaxMultipleStates);
+    if (!e) {
+      unsupported(pointer, "multipleOf",
+                  "divisors p * 10^-s need p <= 10000, s <= 9, bounds of at most 40 digits and at "
+                  "most 20000 automaton states (budget: number automaton states)");
+    }
+    return *e;
   }
   if (integer) {
     std::optional<Decimal> ilo, ihi;

@@ -126,7 +126,10 @@ TEST(JsonSchemaCompiler, NumberBounds) {
 TEST(JsonSchemaCompiler, MultipleOf) {
   auto g = compile(R"({"type":"integer","multipleOf":7})");
   for (int v = -30; v <= 30; ++v) EXPECT_EQ(ok(g, std::to_string(v)), v % 7 == 0) << v;
-  expect_error(R"({"multipleOf":0.5})", ErrorCode::kUnsupported, "multipleOf", "#");
+  auto half = compile(R"({"multipleOf":0.5})");  // decimal divisors: number_multiples_test.cpp
+  EXPECT_TRUE(ok(half, "-2.5"));
+  EXPECT_FALSE(ok(half, "2.25"));
+  expect_error(R"({"multipleOf":0.00012345})", ErrorCode::kUnsupported, "multipleOf", "#");
 }
 
 TEST(JsonSchemaCompiler, StringsLengthPatternFormat) {
@@ -175,7 +178,20 @@ TEST(JsonSchemaCompiler, StringsLengthPatternFormat) {
   EXPECT_FALSE(ok(h, R"("a..b")"));
   EXPECT_FALSE(ok(h, R"("a.b.c.d.e")"));  // valid, but beyond the 4-label subset
   EXPECT_FALSE(ok(h, "\"" + std::string(62, 'a') + "\""));  // labels stop at 61 here
-  expect_error(R"({"format":"topic"})", ErrorCode::kUnsupported, "format", "#");
+  // A name no specification defines is an annotation by default (draft 2020-12), refused on
+  // request; JSON Schema's own formats that afm does not build are refused either way.
+  auto topic = compile(R"({"type":"string","format":"topic","maxLength":3})");
+  EXPECT_TRUE(ok(topic, R"("a/b")"));
+  EXPECT_FALSE(ok(topic, R"("a/bc")"));  // the other keywords still apply
+  EXPECT_FALSE(ok(compile(R"({"not":{"type":"string","format":"semver"}})"), R"("1.0")"));
+  JsonSchemaOptions strict;
+  strict.refuse_unknown_formats = true;
+  EXPECT_THROW(compile(R"({"format":"topic"})", strict), Error);
+  EXPECT_NO_THROW(compile(R"({"format":"ipv4"})", strict));
+  for (const char* name : {"regex", "uri-template", "idn-email", "idn-hostname"}) {
+    expect_error(std::string(R"({"properties":{"s":{"format":")") + name + R"("}}})",
+                 ErrorCode::kUnsupported, "format", "#/properties/s");
+  }
   auto v6 = compile(R"({"format":"ipv6","type":"string"})");
   EXPECT_TRUE(ok(v6, R"("::ffff:10.0.0.1")"));
   EXPECT_TRUE(ok(v6, R"("2001:db8::1")"));

@@ -28,6 +28,8 @@ import jsonschema
 
 AFM = os.environ["AFM_BIN"]
 ROOT = Path(os.environ.get("AFM_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(ROOT / "bench"))
+import schema_oracle  # noqa: E402  (exact decimals: multipleOf 0.01 is not a float question)
 BIG_VOCAB = ROOT / "tests/data/tokenizer/qwen2/tokenizer.json"  # 4000 tokens
 SMALL_VOCAB = ROOT / "tests/data/hf/qwen2/tokenizer.json"  # 400 tokens: cheaper masks
 BENCH = ROOT.parent / "shared/data/jsonschemabench/data"
@@ -48,6 +50,10 @@ HAND_WRITTEN = [
      "required": ["name", "age"], "additionalProperties": False},
     {"type": "array", "prefixItems": [{"type": "boolean"}, {"type": "null"}],
      "items": {"type": "number", "minimum": -1.5, "maximum": 2.25}, "maxItems": 4},
+    {"type": "array", "maxItems": 4, "items": {"anyOf": [
+        {"type": "number", "multipleOf": 0.01, "minimum": 0, "maximum": 20},
+        {"type": "integer", "multipleOf": 4, "minimum": 16, "maximum": 100},
+        {"type": "number", "multipleOf": 0.25, "exclusiveMinimum": -3.5}]}},
     {"anyOf": [{"type": "integer", "multipleOf": 7},
                {"const": {"k": [1, "x"]}}, {"type": "string", "format": "date"}]},
     {"type": "string", "pattern": "^[a-c]{2,4}-[0-9]{1,3}$"},
@@ -83,12 +89,11 @@ def run(args, timeout=60):
 
 
 def check_instances(schema, stdout, where, failures):
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
-    lines = stdout.decode("utf-8").splitlines()
+    validator = schema_oracle.validator(schema)
+    lines = stdout.decode("utf-8").split("\n")[:-1]
     for line in lines:
         try:
-            instance = json.loads(line)
+            instance = schema_oracle.loads(line)
         except json.JSONDecodeError as e:
             failures.append(f"{where}: not JSON ({e}): {line[:200]}")
             continue
@@ -156,10 +161,9 @@ def check_empty(path, schema, failures):
         relaxed.write_text(text.replace('"oneOf"', '"anyOf"'))
         r = run(["sample", "--schema", str(relaxed), "--tokenizer", str(SMALL_VOCAB), "--n", "4",
                  "--seed", "1", "--max-tokens", "1500"])
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
-    for line in r.stdout.decode("utf-8").splitlines():
-        if validator.is_valid(json.loads(line)):
+    validator = schema_oracle.validator(text)
+    for line in r.stdout.decode("utf-8").split("\n")[:-1]:
+        if validator.is_valid(schema_oracle.loads(line)):
             failures.append(f"{path.name}: empty grammar, but valid instance {line[:200]}")
 
 

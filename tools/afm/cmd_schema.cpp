@@ -1,4 +1,5 @@
-// `afm schema compile --schema FILE.json [-m MODEL | --tokenizer FILE] [--json]`
+// `afm schema compile --schema FILE.json [-m MODEL | --tokenizer FILE] [--json]
+//                     [--refuse-unknown-formats]`
 //   Compiles a JSON Schema to a grammar and prints a one-line summary (with a tokenizer: the
 //   vocabulary size, the first token mask and the forced prefix). An unsupported or malformed
 //   schema exits 1 with the error naming the keyword and the JSON pointer.
@@ -41,7 +42,7 @@ using guided::TokenVocabulary;
 
 struct SchemaArgs {
   std::string schema, grammar, root = "root", model, tokenizer_json;
-  bool json = false;
+  bool json = false, refuse_unknown_formats = false;
   int n = 1;
   uint64_t seed = 0;
   int max_tokens = 1000;
@@ -75,7 +76,9 @@ std::shared_ptr<const Grammar> compile_input(const SchemaArgs& a) {
     usage_error("give --schema FILE.json or --grammar FILE.gbnf");
   }
   if (!a.grammar.empty()) return guided::compile_gbnf(read_file_to_string(a.grammar), a.root);
-  return guided::compile_json_schema_text(read_file_to_string(a.schema));
+  guided::JsonSchemaOptions options;
+  options.refuse_unknown_formats = a.refuse_unknown_formats;
+  return guided::compile_json_schema_text(read_file_to_string(a.schema), options);
 }
 
 std::vector<int32_t> allowed_ids(const std::vector<uint32_t>& words, int32_t vocab_size) {
@@ -178,6 +181,9 @@ void add_common_options(CLI::App* cmd, SchemaArgs& a) {
       cmd->add_option("--grammar", a.grammar, "GBNF grammar file (instead of --schema)");
   schema->excludes(grammar);
   cmd->add_option("--root", a.root, "Start rule of --grammar (default: root)")->needs(grammar);
+  cmd->add_flag("--refuse-unknown-formats", a.refuse_unknown_formats,
+                "Refuse a schema whose `format` names no known format (default: an annotation)")
+      ->needs(schema);
   auto* m = cmd->add_option("-m,--model", a.model, "GGUF model whose tokenizer to use");
   auto* t = cmd->add_option("--tokenizer", a.tokenizer_json, "Hugging Face tokenizer.json");
   m->excludes(t);
