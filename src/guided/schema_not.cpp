@@ -17,6 +17,7 @@
 //   minProperties, ...
 //   properties {p: S}       -> objects that have p with a value in `not S`, for each p
 //   allOf [A, B...]         -> not A, or not B, ...
+//   not X                   -> X
 //   $ref (alone)            -> not of its target
 // Anything else (anyOf, items, additionalProperties, multipleOf...) fails closed naming `not`.
 // `*exact` is cleared where a subset is taken (oneOf narrowing accepts exact negations only).
@@ -106,6 +107,8 @@ std::vector<Json> SchemaCompiler::negate(const Json& raw, const std::string& poi
       for (const Json& branch : v) {
         for (Json& alt : negate(branch, pointer, depth + 1, exact)) out.push_back(std::move(alt));
       }
+    } else if (key == "not") {
+      out.push_back(v);  // an instance fails `not X` exactly when it satisfies X
     } else {
       unsupported(pointer, "not", "negation of '" + key + "' is not supported");
     }

@@ -263,8 +263,14 @@ Expr SchemaCompiler::compile_one_of(const Json& schema, const std::string& point
   }
   std::vector<std::optional<std::vector<Json>>> negations(k);  // computed when first needed
   std::vector<bool> negation_tried(k, false);
+  // Branch i keeps siblings S: S and B_i and not (S and B_j) = S and B_i and not B_j. So B_j is
+  // negated alone where it can be (the siblings' keywords may have no exact complement, as
+  // `type: integer` does not), else with the siblings merged in.
   auto negation_of = [&](size_t j) -> const std::optional<std::vector<Json>>& {
-    if (!negation_tried[j]) negations[j] = exact_negation(effective[j], ptr);
+    if (!negation_tried[j]) {
+      negations[j] = exact_negation(branches[j], child_pointer(ptr, std::to_string(j)));
+      if (!negations[j]) negations[j] = exact_negation(effective[j], ptr);
+    }
     negation_tried[j] = true;
     return negations[j];
   };
@@ -310,6 +316,16 @@ Expr SchemaCompiler::compile_one_of(const Json& schema, const std::string& point
     if (!negated.empty()) {
       std::vector<const std::vector<Json>*> unions;
       for (size_t j : negated) unions.push_back(&*negation_of(j));
+      // The branch's own `not X` joins the product as the union not X is, rather than as a
+      // second anyOf that allOf could not merge with the first.
+      std::optional<std::vector<Json>> own_not;
+      if (narrowed.is_object() && narrowed.contains("not")) {
+        own_not = exact_negation(narrowed["not"], child_pointer(branch_ptr, "not"));
+        if (own_not) {
+          unions.push_back(&*own_not);
+          narrowed.erase("not");
+        }
+      }
       const std::optional<std::vector<Json>> others = conjunction_of_unions(unions);
       if (!others) {
         unsupported(pointer, "oneOf", "branches " + std::to_string(i) + " and " +

@@ -381,6 +381,34 @@ TEST(JsonSchemaCompiler, PropertyCounts) {
   expect_error(R"({"maxProperties":-1})", ErrorCode::kInvalidArgument, "maxProperties", "#");
 }
 
+// Branches negated without their siblings: `type: integer` has no exact complement, the
+// branches' `required` lists do; and a branch's own `not` (and `not` of `not`) join the product.
+TEST(JsonSchemaCompiler, OneOfNegatesBranchesWithoutTheirSiblings) {
+  auto g = compile(R"({"type":"object","properties":{"r":{"type":"integer"},"l":{"type":"integer"},
+                       "h":{"type":"integer"}},"additionalProperties":false,
+                       "oneOf":[{"required":["l"]},{"required":["r"]},{"required":["r","h"]}]})");
+  EXPECT_TRUE(ok(g, R"({"r":1})"));
+  EXPECT_TRUE(ok(g, R"({"l":1,"h":2})"));
+  EXPECT_FALSE(ok(g, R"({"r":1,"h":2})"));  // branches 1 and 2
+  EXPECT_FALSE(ok(g, R"({"l":1,"r":2})"));  // branches 0 and 1
+  EXPECT_FALSE(ok(g, R"({"h":2})"));        // none
+  EXPECT_FALSE(ok(g, R"({"r":1.5})"));
+  // No narrowing rule separates these branches (both require a), so each takes `not` of the
+  // other, exactly: branch 1's negation is "no a, or c" (the `not` of branch 0's `not`).
+  auto own_not = compile(R"({"type":"object","properties":{"a":{"type":"integer"},"c":{"type":"integer"}},
+                             "additionalProperties":false,
+                             "oneOf":[{"required":["a"],"not":{"required":["c"]}},
+                                      {"required":["a"],"properties":{"a":{"minimum":5}}}]})");
+  EXPECT_TRUE(ok(own_not, R"({"a":1})"));         // branch 0 only
+  EXPECT_TRUE(ok(own_not, R"({"a":7,"c":3})"));   // branch 1 only
+  EXPECT_FALSE(ok(own_not, R"({"a":7})"));        // both
+  EXPECT_FALSE(ok(own_not, R"({"a":1,"c":3})"));  // none
+  auto twice = compile(R"({"not":{"not":{"type":"string","maxLength":2}}})");
+  EXPECT_TRUE(ok(twice, R"("ab")"));
+  EXPECT_FALSE(ok(twice, R"("abc")"));
+  EXPECT_FALSE(ok(twice, "1"));
+}
+
 TEST(JsonSchemaCompiler, NotAsAUnionOfComplements) {
   auto g = compile(R"({"type":"object","properties":{"a":{"not":{}},"b":{"not":false}}})");
   EXPECT_TRUE(ok(g, R"({"b":1})"));
