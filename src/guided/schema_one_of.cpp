@@ -15,12 +15,15 @@
 // keeps its meaning exactly: objects with a and b but no c, or with c but not a.
 // Facts about a branch come from cheap inspection of its top-level keywords (after merging
 // the sibling keywords in): `type`, `enum`/`const`, `required`, `properties`,
-// `additionalProperties`, looking through `$ref` and `allOf`. Each fact over-approximates what
+// `additionalProperties`, looking through `$ref` and `allOf` (and `anyOf` / `oneOf` for the
+// types: the union of their branches'). Each fact over-approximates what
 // the branch admits (or, for `required`, under-approximates what it demands), which is the
 // direction that keeps the rules sound.
 #include <algorithm>
 #include <set>
 
+#include "base/error.h"
+#include "guided/code_point_dfa.h"
 #include "guided/schema_compiler.h"
 
 namespace afm::guided {
@@ -168,6 +171,16 @@ Shape shape_of(const Json& raw, const Deref& deref, int depth = 0) {
       }
     }
   }
+  // anyOf / oneOf: an instance satisfies some branch, so it has one of the branches' types.
+  for (const char* key : {"anyOf", "oneOf"}) {
+    if (!s.contains(key) || !s[key].is_array()) continue;
+    std::set<std::string> any;
+    for (const Json& branch : s[key]) {
+      const std::set<std::string> t = shape_of(branch, deref, depth + 1).types;
+      any.insert(t.begin(), t.end());
+    }
+    restrict_types(&shape.types, any);
+  }
   return shape;
 }
 
@@ -180,12 +193,24 @@ std::set<std::string> required_of(const Json& s) {
   return out;
 }
 
-// The schema a branch applies to property `name` (declared, else additionalProperties).
+// The schema a branch applies to property `name`, over-approximated: the declared one; else the
+// first patternProperties schema whose pattern matches the name (the value must satisfy every
+// matching one; additionalProperties does not apply to it), anything where a pattern cannot be
+// built; else additionalProperties.
 const Json& property_schema(const Json& s, const std::string& name) {
   static const Json kTrue = true;
   if (!s.is_object()) return kTrue;
   if (s.contains("properties") && s["properties"].is_object() && s["properties"].contains(name)) {
     return s["properties"][name];
+  }
+  if (s.contains("patternProperties") && s["patternProperties"].is_object()) {
+    for (const auto& [pattern, sub] : s["patternProperties"].items()) {
+      try {
+        if (CodePointDfa::from_regex(pattern, /*search=*/true).matches(name)) return sub;
+      } catch (const Error&) {
+        return kTrue;  // a pattern the layer cannot build might match
+      }
+    }
   }
   return s.contains("additionalProperties") ? s["additionalProperties"] : kTrue;
 }

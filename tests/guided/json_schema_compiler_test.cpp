@@ -381,6 +381,22 @@ TEST(JsonSchemaCompiler, PropertyCounts) {
   expect_error(R"({"maxProperties":-1})", ErrorCode::kInvalidArgument, "maxProperties", "#");
 }
 
+// A name that another branch's patternProperties admits is not forbidden there by its
+// additionalProperties: {"a": "x"} matches both branches below. Rule 2 used to read branch 1's
+// additionalProperties for "a", call the branches separate and write {"a": "x"}; now no rule
+// separates them and branch 1 has no exact negation, so the schema is refused.
+TEST(JsonSchemaCompiler, OneOfSeesPatternPropertiesBeforeAdditionalProperties) {
+  expect_error(R"({"oneOf":[{"type":"object","required":["a"],"properties":{"a":{"type":"string"}}},
+                   {"type":"object","patternProperties":{"^a$":{"type":"string"}},
+                    "additionalProperties":false}]})",
+               ErrorCode::kUnsupported, "oneOf", "#");
+  auto g = compile(R"({"oneOf":[{"type":"object","required":["a"],"properties":{"a":{"type":"string"}}},
+                       {"type":"object","patternProperties":{"^a$":{"type":"integer"}},
+                        "additionalProperties":false}]})");  // "a" an integer: rule 2 holds
+  EXPECT_TRUE(ok(g, R"({"a":"x"})"));
+  EXPECT_FALSE(ok(g, R"({"a":1})"));
+}
+
 // Branches negated without their siblings: `type: integer` has no exact complement, the
 // branches' `required` lists do; and a branch's own `not` (and `not` of `not`) join the product.
 TEST(JsonSchemaCompiler, OneOfNegatesBranchesWithoutTheirSiblings) {
