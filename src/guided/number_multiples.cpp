@@ -180,11 +180,14 @@ std::optional<Expr> magnitudes(GrammarBuilder& b, const Machine& m, bool with_ze
   std::vector<std::vector<size_t>> into(states.size());
   for (size_t i = 0; i < states.size(); ++i)
     for (const auto& e : edges[i]) into[e.second].push_back(i);
+  // "0" itself ends in the kZero phase; the negative side leaves it out ("-0").
+  auto ends_here = [&](size_t i) {
+    return m.accepts(states[i]) && (with_zero || states[i].phase != kZero);
+  };
   std::vector<bool> live(states.size(), false);
   std::deque<size_t> back;
   for (size_t i = 0; i < states.size(); ++i) {
-    const bool zero_itself = states[i].phase == kZero;
-    if (m.accepts(states[i]) && (with_zero || !zero_itself)) {
+    if (ends_here(i)) {
       live[i] = true;
       back.push_back(i);
     }
@@ -206,7 +209,7 @@ std::optional<Expr> magnitudes(GrammarBuilder& b, const Machine& m, bool with_ze
   for (size_t i = 0; i < states.size(); ++i) {
     if (!live[i]) continue;
     std::vector<Expr> options;
-    if (m.accepts(states[i]) && (with_zero || states[i].phase != kZero)) options.push_back(b.empty());
+    if (ends_here(i)) options.push_back(b.empty());
     for (const auto& [byte, j] : edges[i]) {
       if (live[j]) options.push_back(b.seq({b.byte_range(byte, byte), b.ref(rule[j])}));
     }
