@@ -165,8 +165,15 @@ void SchemaCompiler::merge_into(Json& dst, const Json& src, const std::string& p
     if (!src["required"].is_array()) invalid(pointer, "required", "must be an array of strings");
     members.add_required(src["required"]);
   }
+  // if / then / else act together, within their own schema: a then / else without an `if`
+  // beside it has no effect, and two branches' conditions cannot share one set of keywords.
+  const bool conditional = src.contains("if");
+  if (conditional && dst.contains("if")) {
+    unsupported(pointer, "allOf", "cannot merge 'if' appearing in several branches");
+  }
   for (const auto& [key, value] : src.items()) {
     if (is_annotation_keyword(key) || key == "properties" || key == "required") continue;
+    if ((key == "then" || key == "else") && !conditional) continue;
     if (!dst.contains(key)) {
       dst[key] = value;
       continue;

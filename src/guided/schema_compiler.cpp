@@ -21,9 +21,6 @@ const std::set<std::string> kAnnotations = {
 
 // Assertion keywords that no grammar in this engine enforces: fail closed on sight.
 const std::map<std::string, std::string> kUnsupported = {
-    {"if", "conditional schemas are not supported"},
-    {"then", "conditional schemas are not supported"},
-    {"else", "conditional schemas are not supported"},
     {"contains", "contains is not supported"},
     {"minContains", "contains is not supported"},
     {"maxContains", "contains is not supported"},
@@ -42,7 +39,7 @@ const std::set<std::string> kSupported = {
     "pattern",  "format",    "minimum",    "maximum",   "exclusiveMinimum",
     "exclusiveMaximum", "multipleOf", "not", "dependentRequired", "dependentSchemas",
     "dependencies", "patternProperties", "minProperties", "maxProperties", "additionalItems",
-    "propertyNames", kNotStrings};
+    "propertyNames", "if", "then", "else", kNotStrings};
 
 const char* const kTypeNames[] = {"null", "boolean", "object", "array", "string", "number",
                                    "integer"};
@@ -184,6 +181,7 @@ Expr SchemaCompiler::compile(const Json& schema, const std::string& pointer, int
     rest["allOf"].push_back(Json{{"$ref", ref}});
     return compile(rest, pointer, depth + 1);
   }
+  if (schema.contains("if")) return compile_conditional(schema, pointer, depth);
   if (schema.contains("not")) return compile_not(schema, pointer, depth);
   if (has_dependencies(schema)) {
     std::vector<Expr> options;

@@ -71,6 +71,8 @@ class SchemaCompiler {
   Expr compile_types(const Json& schema, const std::string& pointer, int depth);
   // schema_not.cpp
   Expr compile_not(const Json& schema, const std::string& pointer, int depth);
+  // schema_conditional.cpp: if / then / else
+  Expr compile_conditional(const Json& schema, const std::string& pointer, int depth);
   // Positive schemas whose union is `not schema` (see schema_not.cpp for what is covered).
   // Clears *exact where the union is a subset of the complement (documented there).
   std::vector<Json> negate(const Json& schema, const std::string& pointer, int depth,

@@ -10,8 +10,9 @@
 //   pattern, format,        -> strings outside their intersection (the regular layer's
 //   minLength, maxLength       complement, through the internal keyword kNotStrings)
 //   enum / const V          -> strings not in V (a complement too), null / booleans not in V,
-//                              and every type V has no value of; numbers, arrays and objects
-//                              that V mentions are left out (a subset)
+//                              numbers between V's numbers (open intervals; up to 64 of them),
+//                              and every type V has no value of; arrays and objects that V
+//                              mentions are left out (a subset), as are numbers past 64
 //   minimum, maximum, ...   -> the opposite exclusive bound, on numbers
 //   minItems, maxItems,     -> the opposite count, on arrays / objects
 //   minProperties, ...
@@ -27,6 +28,7 @@
 #include <set>
 
 #include "base/error.h"
+#include "guided/number_grammar.h"
 #include "guided/schema_compiler.h"
 
 namespace afm::guided {
@@ -144,6 +146,36 @@ void SchemaCompiler::negate_type(const Json& t, std::vector<Json>* out, bool* ex
 }
 
 // Values V: strings outside V, null / booleans not in V, and every type with no value in V.
+namespace {
+
+// The numbers between the listed ones: the open intervals below the smallest, between
+// neighbours and above the largest (exact). False, adding nothing, past kMaxGaps values.
+bool number_gaps(const Json& values, std::vector<Json>* out) {
+  constexpr size_t kMaxGaps = 64;
+  std::vector<std::pair<Decimal, Json>> numbers;
+  for (const Json& v : values) {
+    if (!v.is_number()) continue;
+    std::optional<Decimal> d = parse_decimal(v.dump());
+    if (!d) return false;
+    numbers.emplace_back(*d, v);
+  }
+  std::sort(numbers.begin(), numbers.end(),
+            [](const auto& a, const auto& b) { return compare(a.first, b.first) < 0; });
+  numbers.erase(std::unique(numbers.begin(), numbers.end(),
+                            [](const auto& a, const auto& b) { return compare(a.first, b.first) == 0; }),
+                numbers.end());
+  if (numbers.size() > kMaxGaps) return false;
+  out->push_back(typed("number", {{"exclusiveMaximum", numbers.front().second}}));
+  for (size_t i = 0; i + 1 < numbers.size(); ++i) {
+    out->push_back(typed("number", {{"exclusiveMinimum", numbers[i].second},
+                                    {"exclusiveMaximum", numbers[i + 1].second}}));
+  }
+  out->push_back(typed("number", {{"exclusiveMinimum", numbers.back().second}}));
+  return true;
+}
+
+}  // namespace
+
 void SchemaCompiler::negate_values(const Json& values, const std::string& pointer,
                                    std::vector<Json>* out, bool* exact) const {
   if (!values.is_array()) invalid(pointer, "enum", "must be an array");
@@ -159,7 +191,8 @@ void SchemaCompiler::negate_values(const Json& values, const std::string& pointe
     has_array |= v.is_array();
     has_object |= v.is_object();
   }
-  if (has_number || has_array || has_object) *exact = false;  // their types are left out
+  if (has_number && !number_gaps(values, out)) *exact = false;  // numbers are left out
+  if (has_array || has_object) *exact = false;  // their types are left out
   out->push_back(typed("string", {{kNotStrings, Json::array({Json{{"enum", strings}}})}}));
   if (!has_null) out->push_back(typed("null"));
   if (!has_true || !has_false) {

@@ -425,6 +425,38 @@ TEST(JsonSchemaCompiler, OneOfNegatesBranchesWithoutTheirSiblings) {
   EXPECT_FALSE(ok(twice, "1"));
 }
 
+// if / then / else: (if and then) or (not if and else); a missing then / else is true and
+// without `if` neither applies.
+TEST(JsonSchemaCompiler, ConditionalAsTwoCases) {
+  auto g = compile(R"({"type":"object","properties":{"kind":{"enum":["a","b"]},"x":{"type":"integer"}},
+                       "required":["kind"],"additionalProperties":false,
+                       "if":{"properties":{"kind":{"const":"a"}}},"then":{"required":["x"]},
+                       "else":{"not":{"required":["x"]}}})");
+  EXPECT_TRUE(ok(g, R"({"kind":"a","x":1})"));
+  EXPECT_FALSE(ok(g, R"({"kind":"a"})"));
+  EXPECT_TRUE(ok(g, R"({"kind":"b"})"));
+  EXPECT_FALSE(ok(g, R"({"kind":"b","x":1})"));
+  auto no_else = compile(R"({"type":"integer","if":{"minimum":10},"then":{"multipleOf":5}})");
+  EXPECT_TRUE(ok(no_else, "15"));
+  EXPECT_FALSE(ok(no_else, "12"));
+  EXPECT_TRUE(ok(no_else, "7"));
+  auto no_if = compile(R"({"type":"integer","then":{"minimum":10},"else":false})");
+  EXPECT_TRUE(ok(no_if, "3"));
+  expect_error(R"({"if":{"items":{"type":"string"}},"then":false})", ErrorCode::kUnsupported, "if", "#");
+}
+
+// `not` of listed numbers is the open intervals between them (exact), so an `if` on a number
+// value leaves the other numbers to `else`.
+TEST(JsonSchemaCompiler, NotOfNumbersIsTheGapsBetweenThem) {
+  auto g = compile(R"({"not":{"enum":[2.5,1,"a",1.0]}})");
+  for (const char* yes : {"3", "2", "-7", "1.5", "2.75", "\"b\"", "null"}) EXPECT_TRUE(ok(g, yes)) << yes;
+  for (const char* no : {"1", "2.5", "\"a\""}) EXPECT_FALSE(ok(g, no)) << no;
+  auto cond = compile(R"({"type":"integer","if":{"const":0},"then":false})");
+  EXPECT_TRUE(ok(cond, "2"));
+  EXPECT_TRUE(ok(cond, "-1"));
+  EXPECT_FALSE(ok(cond, "0"));
+}
+
 TEST(JsonSchemaCompiler, NotAsAUnionOfComplements) {
   auto g = compile(R"({"type":"object","properties":{"a":{"not":{}},"b":{"not":false}}})");
   EXPECT_TRUE(ok(g, R"({"b":1})"));

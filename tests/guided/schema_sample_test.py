@@ -54,6 +54,11 @@ HAND_WRITTEN = [
         {"type": "number", "multipleOf": 0.01, "minimum": 0, "maximum": 20},
         {"type": "integer", "multipleOf": 4, "minimum": 16, "maximum": 100},
         {"type": "number", "multipleOf": 0.25, "exclusiveMinimum": -3.5}]}},
+    {"type": "array", "maxItems": 4, "items": {
+        "type": "object", "properties": {"kind": {"enum": ["a", "b", 3]}, "x": {"type": "integer"}},
+        "required": ["kind"], "additionalProperties": False,
+        "if": {"properties": {"kind": {"const": "a"}}}, "then": {"required": ["x"]},
+        "else": {"not": {"required": ["x"]}, "properties": {"kind": {"not": {"const": 3}}}}}},
     {"anyOf": [{"type": "integer", "multipleOf": 7},
                {"const": {"k": [1, "x"]}}, {"type": "string", "format": "date"}]},
     {"type": "string", "pattern": "^[a-c]{2,4}-[0-9]{1,3}$"},
