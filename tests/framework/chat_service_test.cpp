@@ -235,7 +235,7 @@ TEST(ChatService, BadRequestsAreTypedErrorsNamingTheProblem) {
   keyword.response_schema = Json::parse(R"({"type":"object","propertyNames":{"minProperties":1}})");
   EXPECT_NE(message_of(keyword, ErrorCode::kUnsupported).find("propertyNames"), std::string::npos);
   ChatRequest tool_keyword = request("hi");
-  tool_keyword.tools = {{"t", "", Json::parse(R"({"type":"string","format":"hostname-idn"})")}};
+  tool_keyword.tools = {{"t", "", Json::parse(R"({"type":"string","format":"idn-hostname"})")}};
   EXPECT_NE(message_of(tool_keyword, ErrorCode::kUnsupported).find("tool 't'"), std::string::npos);
   ChatRequest too_long = request(std::string(600, 'a'));
   EXPECT_NE(message_of(too_long, ErrorCode::kInvalidArgument).find("context"), std::string::npos);
