@@ -85,6 +85,14 @@ SEEDS = {
     },
     "pattern_properties": {"patternProperties": {"^x[0-9]+$": {"type": "boolean"}},
                            "additionalProperties": False},
+    # Decimal multiples within bounds (a digit automaton), conditionals, negated numbers.
+    "multiples_and_conditionals": {
+        "type": "object",
+        "properties": {"n": {"multipleOf": 0.25, "exclusiveMinimum": -3.5, "maximum": 120.75},
+                       "k": {"type": "integer", "multipleOf": 12, "minimum": 0}},
+        "if": {"properties": {"k": {"const": 0}}}, "then": {"required": ["n"]},
+        "else": {"not": {"enum": [1, 2.5, "x"]}},
+    },
 }
 
 
