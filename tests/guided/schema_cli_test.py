@@ -1,5 +1,6 @@
 """`afm schema compile` on schemas of extreme shapes: each compiles or exits 1 with one line
-naming the budget; none may crash (exit 139 was a stack overflow) or take long.
+naming the budget; none may crash (exit 139 was a stack overflow) or take long. Also the
+unknown-format policy and its flag.
 
 Run by CTest with AFM_BIN set.
 """
@@ -11,12 +12,12 @@ import tempfile
 AFM = os.environ["AFM_BIN"]
 
 
-def compile_schema(tmp, name, text):
+def compile_schema(tmp, name, text, *flags):
     path = os.path.join(tmp, name + ".json")
     with open(path, "w") as f:
         f.write(text)
-    return subprocess.run([AFM, "schema", "compile", "--schema", path], capture_output=True,
-                          text=True, timeout=60)
+    return subprocess.run([AFM, "schema", "compile", "--schema", path, *flags],
+                          capture_output=True, text=True, timeout=60)
 
 
 def nested(depth):  # as text: Python's json module recurses once per level
@@ -65,11 +66,23 @@ def test_non_schemas_are_named(tmp):
     assert r.returncode == 1 and "'$ref'" not in r.stderr, r.stderr
 
 
+def test_unknown_formats(tmp):
+    """An unknown format name is an annotation unless --refuse-unknown-formats says otherwise."""
+    schema = '{"type":"string","format":"semver"}'
+    r = compile_schema(tmp, "semver", schema)
+    assert r.returncode == 0, r.stderr
+    r = compile_schema(tmp, "semver", schema, "--refuse-unknown-formats")
+    assert r.returncode == 1 and "unknown format 'semver'" in r.stderr, r.stderr
+    r = compile_schema(tmp, "regex", '{"type":"string","format":"regex"}')
+    assert r.returncode == 1 and "'format'" in r.stderr, r.stderr
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_wide_shapes_compile(tmp)
         test_budgets_are_named(tmp)
         test_non_schemas_are_named(tmp)
+        test_unknown_formats(tmp)
     print("schema cli: ok")
 
 
