@@ -145,7 +145,6 @@ void SchemaCompiler::negate_type(const Json& t, std::vector<Json>* out, bool* ex
   if (!rest.empty()) out->push_back(Json{{"type", rest}});
 }
 
-// Values V: strings outside V, null / booleans not in V, and every type with no value in V.
 namespace {
 
 // The numbers between the listed ones: the open intervals below the smallest, between
@@ -176,6 +175,8 @@ bool number_gaps(const Json& values, std::vector<Json>* out) {
 
 }  // namespace
 
+// Values V: strings outside V, null / booleans not in V, the numbers between V's numbers, and
+// every type with no value in V.
 void SchemaCompiler::negate_values(const Json& values, const std::string& pointer,
                                    std::vector<Json>* out, bool* exact) const {
   if (!values.is_array()) invalid(pointer, "enum", "must be an array");

@@ -20,6 +20,8 @@
 // the branch admits (or, for `required`, under-approximates what it demands), which is the
 // direction that keeps the rules sound.
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "base/error.h"
@@ -193,11 +195,32 @@ std::set<std::string> required_of(const Json& s) {
   return out;
 }
 
+// patternProperties patterns as automata, each built once per oneOf (the narrowing rules ask
+// about every ordered pair of branches); nullopt for a pattern the layer cannot build.
+class PatternCache {
+ public:
+  // Whether `pattern` may match `name` (true where it cannot be built: it might).
+  bool may_match(const std::string& pattern, const std::string& name) {
+    auto it = built_.find(pattern);
+    if (it == built_.end()) {
+      std::optional<CodePointDfa> dfa;
+      try {
+        dfa = CodePointDfa::from_regex(pattern, /*search=*/true);
+      } catch (const Error&) {
+      }
+      it = built_.emplace(pattern, std::move(dfa)).first;
+    }
+    return !it->second || it->second->matches(name);
+  }
+
+ private:
+  std::map<std::string, std::optional<CodePointDfa>> built_;
+};
+
 // The schema a branch applies to property `name`, over-approximated: the declared one; else the
-// first patternProperties schema whose pattern matches the name (the value must satisfy every
-// matching one; additionalProperties does not apply to it), anything where a pattern cannot be
-// built; else additionalProperties.
-const Json& property_schema(const Json& s, const std::string& name) {
+// first patternProperties schema whose pattern may match the name (the value must satisfy every
+// matching one; additionalProperties does not apply to it); else additionalProperties.
+const Json& property_schema(const Json& s, const std::string& name, PatternCache& patterns) {
   static const Json kTrue = true;
   if (!s.is_object()) return kTrue;
   if (s.contains("properties") && s["properties"].is_object() && s["properties"].contains(name)) {
@@ -205,11 +228,7 @@ const Json& property_schema(const Json& s, const std::string& name) {
   }
   if (s.contains("patternProperties") && s["patternProperties"].is_object()) {
     for (const auto& [pattern, sub] : s["patternProperties"].items()) {
-      try {
-        if (CodePointDfa::from_regex(pattern, /*search=*/true).matches(name)) return sub;
-      } catch (const Error&) {
-        return kTrue;  // a pattern the layer cannot build might match
-      }
+      if (patterns.may_match(pattern, name)) return sub;
     }
   }
   return s.contains("additionalProperties") ? s["additionalProperties"] : kTrue;
@@ -218,7 +237,8 @@ const Json& property_schema(const Json& s, const std::string& name) {
 // The narrowing of branch i that makes every instance fail branch j, or none (see the file
 // comment for the rules, in order).
 template <typename Deref>
-std::optional<Narrowing> separate(const Json& i, const Json& j, const Deref& deref) {
+std::optional<Narrowing> separate(const Json& i, const Json& j, const Deref& deref,
+                                  PatternCache& patterns) {
   const Shape si = shape_of(i, deref), sj = shape_of(j, deref);
   if (disjoint(si, sj)) return Narrowing{};
   std::set<std::string> j_lacks;
@@ -232,13 +252,14 @@ std::optional<Narrowing> separate(const Json& i, const Json& j, const Deref& der
   const std::set<std::string> ri = required_of(i), rj = required_of(j);
   if (i_has_objects) {
     for (const std::string& p : ri) {
-      if (disjoint(shape_of(property_schema(i, p), deref), shape_of(property_schema(j, p), deref))) {
+      if (disjoint(shape_of(property_schema(i, p, patterns), deref),
+                   shape_of(property_schema(j, p, patterns), deref))) {
         return objects_only;
       }
     }
     for (const std::string& p : rj) {
       if (ri.count(p)) continue;
-      if (!shape_of(property_schema(i, p), deref).empty()) objects_only.forbidden.insert(p);
+      if (!shape_of(property_schema(i, p, patterns), deref).empty()) objects_only.forbidden.insert(p);
       return objects_only;
     }
   }
@@ -279,10 +300,11 @@ Expr SchemaCompiler::compile_one_of(const Json& schema, const std::string& point
   const size_t k = branches.size();
   std::vector<std::optional<Narrowing>> rules(k * k);
   bool every_pair_has_a_rule = true;
+  PatternCache patterns;
   for (size_t i = 0; i < k; ++i) {
     for (size_t j = 0; j < k; ++j) {
       if (j == i) continue;
-      rules[i * k + j] = separate(effective[i], effective[j], deref);
+      rules[i * k + j] = separate(effective[i], effective[j], deref, patterns);
       every_pair_has_a_rule &= rules[i * k + j].has_value();
     }
   }
