@@ -114,8 +114,7 @@ struct GemmKernels {
   void (*quantize_128)(const float* x, ActBlock128* y, int64_t k);
   // x: (k) floats -> (k / 256) blocks, the same result as quantize_activations_256.
   void (*quantize_256)(const float* x, ActBlock256* y, int64_t k);
-  // Null in sets without the interleaved layout (scalar; AVX-512 for now: its tiles and packed
-  // path already read 16 rows per instruction when batched).
+  // Null in sets without the interleaved layout (scalar).
   const InterleavedKernels* interleaved;
 };
 
@@ -131,6 +130,9 @@ const GgmlBlockKernels* avx512_ggml_per_token_kernels_impl();
 const GgmlBlockKernels* avx2_ggml_block_kernels_impl();
 // Null when this build lacks AVX2 (gemm_avx2_interleaved.cpp).
 const InterleavedKernels* avx2_interleaved_kernels_impl();
+// Null when this build lacks AVX-512 VNNI or AVX2 (gemm_avx512_interleaved.cpp); the caller
+// checks the CPU, as for avx512_gemm_kernels_impl.
+const InterleavedKernels* avx512_interleaved_kernels_impl();
 // Null when this build or CPU lacks the instruction set.
 const GemmKernels* avx2_gemm_kernels();
 const GemmKernels* avx512_gemm_kernels();

@@ -92,7 +92,9 @@ void scalar_exception(const astc::LaneException& e, const float* xpat, float out
 
 const AstcLaneKernels& kernels() {
   static const AstcLaneKernels* k = [] {
-    const AstcLaneKernels* simd = cpu_features().avx2 ? astc_lane_kernels_avx2() : nullptr;
+    const CpuFeatures& f = cpu_features();
+    if (const AstcLaneKernels* k = f.avx512 ? astc_lane_kernels_avx512() : nullptr) return k;
+    const AstcLaneKernels* simd = f.avx2 ? astc_lane_kernels_avx2() : nullptr;
     return simd != nullptr ? simd : &astc_lane_kernels_scalar();
   }();
   return *k;

@@ -33,5 +33,8 @@ struct AstcLaneKernels {
 const AstcLaneKernels& astc_lane_kernels_scalar();
 // Null when the library was built without AVX2 code.
 const AstcLaneKernels* astc_lane_kernels_avx2();
+// Null when the library was built without AVX-512 code: its own row kernel (two blocks per
+// register), the AVX2 set's other entries. The caller checks the CPU.
+const AstcLaneKernels* astc_lane_kernels_avx512();
 
 }  // namespace afm::cpu

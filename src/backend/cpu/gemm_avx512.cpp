@@ -417,7 +417,7 @@ const GemmKernels* avx512_gemm_kernels_impl() {
                                    quantize,
                                    quantize_128,
                                    quantize_activations_256,
-                                   nullptr};
+                                   avx512_interleaved_kernels_impl()};
   return &kernels;
 }
 

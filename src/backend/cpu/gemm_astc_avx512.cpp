@@ -1,0 +1,159 @@
+// AVX-512 row kernel for astc6x6 lane blocks (quant/astc_lanes.h): two neighbouring blocks of a
+// tile row per 512-bit register, block tc in lanes 0-7 and block tc + 1 in lanes 8-15.
+//
+// The AVX2 kernel (gemm_astc_avx2.cpp) computes one block's 8-entry palette in a quarter of its
+// registers and spends six 8-lane permutes and fmas on 36 weights. Here the two blocks' 32 bytes
+// are one load; their endpoints are interpolated together (one vpmaddwd), their palettes mapped
+// from LNS to f16 in one 16-bit register and widened to 16 floats, and each 16-lane vpermps
+// looks up both blocks at once (lanes 8-15 index the upper palette through a bit 3 set in their
+// digits). Every other part of the set (exceptions, decode, batches) is the AVX2 set's.
+#include <immintrin.h>
+
+#include "backend/cpu/gemm_astc_lanes.h"
+
+namespace afm::cpu {
+namespace {
+
+namespace astc = quant::astc;
+constexpr int kTile = astc::kTile;
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+
+struct Constants {
+  __m512i weight_pairs;  // per 32-bit lane k % 8: 16-bit (64 - w_k, w_k); (64, 0) past the levels
+  Constants() {
+    alignas(64) int16_t pairs[32];
+    for (int k = 0; k < 16; ++k) {
+      const int w = k % 8 < astc::kLevels ? astc::lane_weights()[k % 8] : 0;
+      pairs[2 * k] = static_cast<int16_t>(64 - w);
+      pairs[2 * k + 1] = static_cast<int16_t>(w);
+    }
+    weight_pairs = _mm512_load_si512(pairs);
+  }
+};
+
+const Constants& constants() {
+  static const Constants c;
+  return c;
+}
+
+// The two blocks' palettes: lanes 0-7 block tc's, lanes 8-15 block tc + 1's. The arithmetic of
+// the AVX2 kernel's palette(), on twice the lanes: ASTC's interpolation of the biased 16-bit LNS
+// endpoints, then the LNS-to-f16 mapping 3m + (m - 512)+ + (m - 1536)+ of the mantissa.
+inline __m512 palettes(__m512i bytes, __m512i weight_pairs) {
+  // Dword 3 of each block holds (e0, e1): spread it over the block's 8 lanes.
+  const __m512i ends = _mm512_permutexvar_epi32(
+      _mm512_setr_epi32(3, 3, 3, 3, 3, 3, 3, 3, 7, 7, 7, 7, 7, 7, 7, 7), bytes);
+  const __m512i e = _mm512_xor_si512(ends, _mm512_set1_epi32(static_cast<int32_t>(0x80008000u)));
+  const __m512i lerp = _mm512_madd_epi16(e, weight_pairs);
+  const __m512i c32 = _mm512_srli_epi32(_mm512_add_epi32(lerp, _mm512_set1_epi32(32768 * 64 + 32)), 6);
+  const __m256i c = _mm512_cvtepi32_epi16(c32);  // each value fits 16 bits
+  const __m256i mc = _mm256_and_si256(c, _mm256_set1_epi16(0x7FF));
+  const __m256i exponent = _mm256_and_si256(_mm256_srli_epi16(c, 1), _mm256_set1_epi16(0x7C00));
+  __m256i mt = _mm256_add_epi16(mc, _mm256_add_epi16(mc, mc));
+  mt = _mm256_add_epi16(mt, _mm256_subs_epu16(mc, _mm256_set1_epi16(512)));
+  mt = _mm256_add_epi16(mt, _mm256_subs_epu16(mc, _mm256_set1_epi16(1536)));
+  const __m256i h = _mm256_min_epu16(_mm256_or_si256(exponent, _mm256_srli_epi16(mt, 3)), _mm256_set1_epi16(0x7BFF));
+  return _mm512_cvtph_ps(h);
+}
+
+// The three digit vectors of both blocks' bytes as 16-bit lanes (32-bit lanes 0-7: block tc's
+// byte pairs, 8-15: block tc + 1's), with bit 3 set in block tc + 1's so that a 16-lane permute
+// reads its palette. d0 = b % 6, d1 = (b / 6) % 6, d2 = b / 36, as the AVX2 kernel.
+struct Digits {
+  __m512i d0, d1, d2;
+};
+
+inline Digits digits(__m256i raw) {
+  const __m512i b = _mm512_cvtepu8_epi16(raw);
+  const __m512i sixth = _mm512_set1_epi16(10923), k6 = _mm512_set1_epi16(6);
+  const __m512i q1 = _mm512_mulhi_epu16(b, sixth);
+  const __m512i q2 = _mm512_mulhi_epu16(q1, sixth);
+  const __m512i upper = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 0x80008, 0x80008, 0x80008, 0x80008,
+                                          0x80008, 0x80008, 0x80008, 0x80008);
+  return {_mm512_or_si512(_mm512_sub_epi16(b, _mm512_mullo_epi16(q1, k6)), upper),
+          _mm512_or_si512(_mm512_sub_epi16(q1, _mm512_mullo_epi16(q2, k6)), upper),
+          _mm512_or_si512(q2, upper)};
+}
+
+inline __m512 even(__m512 pal, __m512i d) { return _mm512_permutexvar_ps(d, pal); }
+inline __m512 odd(__m512 pal, __m512i d) { return _mm512_permutexvar_ps(_mm512_srli_epi32(d, 16), pal); }
+
+// Six accumulators: digit d's even (2d) and odd (2d + 1) lane vectors of both blocks.
+struct Accumulators {
+  __m512 a[6];
+};
+
+inline void accumulate_pair(const astc::LaneBlock* pair, const float* xpat, __m512i weight_pairs,
+                            Accumulators& acc) {
+  const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pair));
+  const __m512 pal = palettes(_mm512_castsi256_si512(raw), weight_pairs);
+  const Digits d = digits(raw);
+  // The inputs of the two tile columns: [xe(tc) | xe(tc + 1)] and [xo(tc) | xo(tc + 1)].
+  const __m512 x0 = _mm512_loadu_ps(xpat), x1 = _mm512_loadu_ps(xpat + kXpatFloats);
+  const __m512 xe = _mm512_shuffle_f32x4(x0, x1, 0x44), xo = _mm512_shuffle_f32x4(x0, x1, 0xEE);
+  acc.a[0] = _mm512_fmadd_ps(even(pal, d.d0), xe, acc.a[0]);
+  acc.a[1] = _mm512_fmadd_ps(odd(pal, d.d0), xo, acc.a[1]);
+  acc.a[2] = _mm512_fmadd_ps(even(pal, d.d1), xe, acc.a[2]);
+  acc.a[3] = _mm512_fmadd_ps(odd(pal, d.d1), xo, acc.a[3]);
+  acc.a[4] = _mm512_fmadd_ps(even(pal, d.d2), xe, acc.a[4]);
+  acc.a[5] = _mm512_fmadd_ps(odd(pal, d.d2), xo, acc.a[5]);
+}
+
+float offsets_term(const uint16_t* offsets, const float* sums, int64_t tile_cols) {
+  __m512 o = _mm512_setzero_ps();
+  int64_t tc = 0;
+  for (; tc + 16 <= tile_cols; tc += 16) {
+    const __m512 off = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(offsets + tc)));
+    o = _mm512_fmadd_ps(off, _mm512_loadu_ps(sums + tc), o);
+  }
+  if (tc < tile_cols) {
+    const auto m = static_cast<__mmask16>((1u << (tile_cols - tc)) - 1);
+    const __m512 off = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, offsets + tc));
+    o = _mm512_fmadd_ps(off, _mm512_maskz_loadu_ps(m, sums + tc), o);
+  }
+  return _mm512_reduce_add_ps(o);
+}
+
+void avx512_row(const astc::LaneBlock* blocks, const uint16_t* offsets, const float* sums,
+                int64_t tile_cols, const float* xpat, float out[kTile]) {
+  const __m512i weight_pairs = constants().weight_pairs;
+  Accumulators acc;
+  for (__m512& a : acc.a) a = _mm512_setzero_ps();
+  int64_t tc = 0;
+  for (; tc + 2 <= tile_cols; tc += 2) accumulate_pair(blocks + tc, xpat + tc * kXpatFloats, weight_pairs, acc);
+  if (tc < tile_cols) {  // the last block beside an all-zero block and zero inputs
+    alignas(32) astc::LaneBlock pair[2] = {blocks[tc], {}};
+    alignas(64) float x[2 * kXpatFloats] = {};
+    for (int i = 0; i < kXpatFloats; ++i) x[i] = xpat[tc * kXpatFloats + i];
+    accumulate_pair(pair, x, weight_pairs, acc);
+  }
+  const float offset_sum = offsets_term(offsets, sums, tile_cols);
+  // Digit d's even and odd vectors summed hold the texels 12d .. 12d + 11 (rows 2d, 2d + 1):
+  // lanes 0-2 and 3-5 of each block's half.
+  for (int d = 0; d < 3; ++d) {
+    const __m512 s = _mm512_add_ps(acc.a[2 * d], acc.a[2 * d + 1]);
+    const __m256 both = _mm256_add_ps(_mm512_castps512_ps256(s), _mm512_extractf32x8_ps(s, 1));
+    alignas(32) float l[8];
+    _mm256_store_ps(l, both);
+    out[2 * d] = offset_sum + ((l[0] + l[1]) + l[2]);
+    out[2 * d + 1] = offset_sum + ((l[3] + l[4]) + l[5]);
+  }
+}
+
+#endif
+
+}  // namespace
+
+const AstcLaneKernels* astc_lane_kernels_avx512() {
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+  const AstcLaneKernels* avx2 = astc_lane_kernels_avx2();
+  if (avx2 == nullptr) return nullptr;
+  static const AstcLaneKernels k{avx512_row, avx2->exception, avx2->decode, avx2->tile_product};
+  return &k;
+#else
+  return nullptr;
+#endif
+}
+
+}  // namespace afm::cpu
