@@ -182,6 +182,9 @@ struct Q3K {
 // 0.5-2 KB, so a distance inside the row would stay within what the loop already waits for,
 // and this host's hardware prefetcher alone left decode at half the memory bandwidth.
 constexpr int kPrefetchRows = 4;
+// And into L2 16 KB ahead, as the AVX-512 sets do (gemm_ggml_avx512.cpp, kFarPrefetchBytes):
+// with the L1 requests alone too few lines are in flight for the arithmetic to overlap the reads.
+constexpr int kFarPrefetchBytes = 16384;
 
 // R rows x C tokens.
 template <class Codec, int R, int C>
@@ -198,6 +201,7 @@ inline void k_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, i
       blk[r] = reinterpret_cast<const Block*>(w + r * wrb) + sb;
       for (int line = 0; line < static_cast<int>(sizeof(Block)); line += 64) {
         _mm_prefetch(reinterpret_cast<const char*>(blk[r]) + kPrefetchRows * wrb + line, _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(blk[r]) + kFarPrefetchBytes + line, _MM_HINT_T1);
       }
       row[r] = Codec::row(blk[r]);
     }
