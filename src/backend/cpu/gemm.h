@@ -16,6 +16,16 @@
 
 namespace afm::cpu {
 
+// How far ahead decode kernels ask for weight lines a second time, into L2 (_MM_HINT_T1), on top
+// of their nearer L1 requests. With the L1 requests alone too few lines were in flight for the
+// arithmetic to overlap the memory reads, so time per byte was their sum: one AMD EPYC (Zen 4)
+// core streamed q4_k from DRAM at 9.3 GB/s against 21 GB/s from L2, and interleaved q4_0 at 16
+// against a 27 GB/s read bandwidth; with both requests 21.6 and 23-27 GB/s
+// (bench/gemm_kernel_bench --type T --rows 16384 --k 4096, and --rows 65536 --k 2048; the AVX2
+// sets gain alike, docs/benchmarks.md). 16 and 32 KB measured alike; a few such streams per
+// thread stay well inside any L2.
+inline constexpr int kFarPrefetchBytes = 16384;
+
 // 32 activations quantised to int8 with one float scale; `sum` (the sum of q) lets a kernel
 // multiply unsigned 4-bit weights directly and subtract the zero point afterwards.
 struct ActBlock {

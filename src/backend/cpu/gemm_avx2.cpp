@@ -64,8 +64,8 @@ inline void float_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xr
       // Batches reuse each row from L2, where the extra instructions only cost.
       if (C == 1 && (i * Load::kBytes) % 64 == 0) {
         _mm_prefetch(reinterpret_cast<const char*>(w + (r + R) * wrb + i * Load::kBytes), _MM_HINT_T0);
-        // And into L2 16 KB ahead, as the other sets (gemm_avx512.cpp, kFarPrefetchBytes).
-        _mm_prefetch(reinterpret_cast<const char*>(w + r * wrb + i * Load::kBytes) + 16384, _MM_HINT_T1);
+        _mm_prefetch(reinterpret_cast<const char*>(w + r * wrb + i * Load::kBytes) + kFarPrefetchBytes,
+                     _MM_HINT_T1);  // and into L2 (gemm.h)
       }
       wv[r] = Load::load(w + r * wrb, i);
     }

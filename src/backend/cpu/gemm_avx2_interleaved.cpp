@@ -25,12 +25,8 @@ constexpr int kGroupRows = 16;
 constexpr int kChunk = 16;  // blocks per pass of one half (L1-sized: 16 x 576 bytes for q8_0)
 // How far ahead of the block being read its lines are asked for: the hardware prefetcher alone
 // left the loop waiting on memory (perf: the first use of each loaded line was the hot spot).
+// (And kFarPrefetchBytes ahead into L2, gemm.h.)
 constexpr int kPrefetchBytes = 4096;
-// And into L2 16 KB ahead, so that enough lines are in flight for the arithmetic to overlap the
-// reads: this set on an AMD EPYC (Zen 4, AFM_CPU=avx2) streamed q4_0 from DRAM at 12.5 GB/s
-// with the L1 requests alone and at 16.5-17.5 with both, and decoded the Qwen2-0.5B shape at
-// 63-67 against 92-103 tokens/s (docs/benchmarks.md).
-constexpr int kFarPrefetchBytes = 16384;
 
 template <bool kQ4>
 constexpr int kWordBytes = kQ4 ? 256 : 512;  // one block's words for 16 rows

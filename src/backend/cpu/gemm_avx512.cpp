@@ -19,10 +19,7 @@ namespace {
 // Decode streams every weight once: each tile asks for the bytes this far ahead of each of its
 // rows (the next tile's rows), which hides memory latency the hardware prefetcher leaves.
 constexpr int kPrefetchBytes = 2048;
-// And into L2 this far ahead: with the L1 requests alone, too few lines were in flight for the
-// arithmetic to overlap the reads (an AMD EPYC Zen 4 core streamed q4_k from DRAM at 9.3 GB/s;
-// 21.6 with both, its rate from L2; bench/gemm_kernel_bench --type q4_k --rows 16384 --k 4096).
-constexpr int kFarPrefetchBytes = 16384;
+// (And kFarPrefetchBytes ahead into L2, gemm.h.)
 
 struct LoadF32 {
   static constexpr int kBytes = 4;

@@ -19,14 +19,10 @@ namespace afm::cpu {
 namespace {
 
 constexpr int kGroupRows = 16;
-// How far ahead of the block being read its lines are asked for: into L1 4 KB ahead (as the
-// AVX2 set: the hardware prefetcher alone leaves the loop waiting on memory), and into L2 16 KB
-// ahead. The L2 requests keep enough lines in flight for the arithmetic to overlap the memory
-// reads: on an AMD EPYC (Zen 4) one core streamed q4_0 from DRAM at 16 GB/s with the L1
-// requests alone and at 23-27 GB/s (its read bandwidth: 27 GB/s) with both
-// (bench/gemm_kernel_bench --type q4_0 --rows 65536 --k 2048); docs/benchmarks.md.
+// How far ahead of the block being read its lines are asked for into L1, as the AVX2 set (the
+// hardware prefetcher alone leaves the loop waiting on memory); and kFarPrefetchBytes ahead into
+// L2 (gemm.h).
 constexpr int kPrefetchBytes = 4096;
-constexpr int kFarPrefetchBytes = 16384;
 
 template <bool kQ4>
 constexpr int kWordBytes = kQ4 ? 256 : 512;  // one block's words for 16 rows
@@ -77,25 +73,35 @@ inline void block_dots(const uint8_t* wb, const ActBlock* const (&a)[T], int64_t
   for (int t = 0; t < T; ++t) dot[t] = _mm512_add_epi32(even[t], odd[t]);
 }
 
-// Blocks [b0, b0 + n) of one 16-row group against T tokens: acc = fma(float(dot), d_w * d_a,
-// acc), block after block, starting from zero (first chunk) or from y; each loaded word serves
-// all T tokens.
+// Blocks [b0, b0 + n) of one 16-row group: the unit every token of a batch passes over while its
+// words stay in L1.
+struct Chunk {
+  const uint8_t* words;
+  const uint16_t* scales;
+  int64_t b0, n;
+  bool first;  // b0 == 0: accumulators start from zero, otherwise from y
+};
+
+// A chunk against T tokens: acc = fma(float(dot), d_w * d_a, acc), block after block; each
+// loaded word serves all T tokens. Only the chunk's first pass asks for lines ahead: later passes
+// over the same chunk find them already requested.
 template <bool kQ4, int T>
-void chunk_tokens(const uint8_t* words, const uint16_t* scales, int64_t b0, int64_t n, bool first,
-                  const uint8_t* x, size_t xrb, float* y, int64_t ys) {
+void chunk_tokens(const Chunk& c, bool prefetch, const uint8_t* x, size_t xrb, float* y, int64_t ys) {
   const ActBlock* a[T];
   for (int t = 0; t < T; ++t) a[t] = reinterpret_cast<const ActBlock*>(x + t * xrb);
   __m512 acc[T];
-  for (int t = 0; t < T; ++t) acc[t] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(y + t * ys);
-  for (int64_t b = b0; b < b0 + n; ++b) {
-    const uint8_t* wb = words + b * kWordBytes<kQ4>;
-    for (int line = 0; line < kWordBytes<kQ4>; line += 64) {
-      _mm_prefetch(reinterpret_cast<const char*>(wb) + kPrefetchBytes + line, _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(wb) + kFarPrefetchBytes + line, _MM_HINT_T1);
+  for (int t = 0; t < T; ++t) acc[t] = c.first ? _mm512_setzero_ps() : _mm512_loadu_ps(y + t * ys);
+  for (int64_t b = c.b0; b < c.b0 + c.n; ++b) {
+    const uint8_t* wb = c.words + b * kWordBytes<kQ4>;
+    const uint16_t* scales = c.scales + b * kGroupRows;
+    if (prefetch) {
+      for (int line = 0; line < kWordBytes<kQ4>; line += 64) {
+        _mm_prefetch(reinterpret_cast<const char*>(wb) + kPrefetchBytes + line, _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(wb) + kFarPrefetchBytes + line, _MM_HINT_T1);
+      }
+      _mm_prefetch(reinterpret_cast<const char*>(scales) + kPrefetchBytes / 8, _MM_HINT_T0);
     }
-    _mm_prefetch(reinterpret_cast<const char*>(scales + b * kGroupRows) + kPrefetchBytes / 8, _MM_HINT_T0);
-    const __m512 dw = _mm512_cvtph_ps(
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + b * kGroupRows)));
+    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales)));
     __m512i dot[T];
     block_dots<kQ4, T>(wb, a, b, dot);
     for (int t = 0; t < T; ++t) {
@@ -120,15 +126,15 @@ void gemm_interleaved(const void* w, size_t wrb, int64_t n_rows, const void* x, 
     const uint8_t* words = static_cast<const uint8_t*>(w) + static_cast<size_t>(g0) * wrb;
     const auto* scales = reinterpret_cast<const uint16_t*>(words + nb * kWordBytes<kQ4>);
     for (int64_t b0 = 0; b0 < nb; b0 += kChunk) {
-      const int64_t n = nb - b0 < kChunk ? nb - b0 : kChunk;
-      const bool first = b0 == 0;
+      const Chunk c{words, scales, b0, nb - b0 < kChunk ? nb - b0 : kChunk, b0 == 0};
       int64_t t = 0;
       for (; t + kTokens <= n_tok; t += kTokens)
-        chunk_tokens<kQ4, kTokens>(words, scales, b0, n, first, xb + t * xrb, xrb, y + t * ys + g0, ys);
+        chunk_tokens<kQ4, kTokens>(c, t == 0, xb + t * xrb, xrb, y + t * ys + g0, ys);
+      const bool prefetch = t == 0;
       switch (n_tok - t) {
-        case 3: chunk_tokens<kQ4, 3>(words, scales, b0, n, first, xb + t * xrb, xrb, y + t * ys + g0, ys); break;
-        case 2: chunk_tokens<kQ4, 2>(words, scales, b0, n, first, xb + t * xrb, xrb, y + t * ys + g0, ys); break;
-        case 1: chunk_tokens<kQ4, 1>(words, scales, b0, n, first, xb + t * xrb, xrb, y + t * ys + g0, ys); break;
+        case 3: chunk_tokens<kQ4, 3>(c, prefetch, xb + t * xrb, xrb, y + t * ys + g0, ys); break;
+        case 2: chunk_tokens<kQ4, 2>(c, prefetch, xb + t * xrb, xrb, y + t * ys + g0, ys); break;
+        case 1: chunk_tokens<kQ4, 1>(c, prefetch, xb + t * xrb, xrb, y + t * ys + g0, ys); break;
         default: break;
       }
     }

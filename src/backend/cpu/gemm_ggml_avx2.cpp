@@ -182,9 +182,7 @@ struct Q3K {
 // 0.5-2 KB, so a distance inside the row would stay within what the loop already waits for,
 // and this host's hardware prefetcher alone left decode at half the memory bandwidth.
 constexpr int kPrefetchRows = 4;
-// And into L2 16 KB ahead, as the AVX-512 sets do (gemm_ggml_avx512.cpp, kFarPrefetchBytes):
-// with the L1 requests alone too few lines are in flight for the arithmetic to overlap the reads.
-constexpr int kFarPrefetchBytes = 16384;
+// (And kFarPrefetchBytes ahead into L2, gemm.h.)
 
 // R rows x C tokens.
 template <class Codec, int R, int C>

@@ -29,10 +29,7 @@ namespace afm::cpu {
 namespace {
 
 constexpr int kPrefetchBytes = 2048;
-// And into L2 this far ahead: with the L1 requests alone, too few lines were in flight for the
-// arithmetic to overlap the reads (an AMD EPYC Zen 4 core streamed q4_k from DRAM at 9.3 GB/s;
-// 21.6 with both, its rate from L2; bench/gemm_kernel_bench --type q4_k --rows 16384 --k 4096).
-constexpr int kFarPrefetchBytes = 16384;
+// (And kFarPrefetchBytes ahead into L2, gemm.h.)
 
 // Sixteen floats per row and super-block, kept in a register: A_j (lanes 0-7) and B_j (lanes
 // 8-15) for q4_k / q5_k; A_g of the sixteen 16-value groups for q6_k. chunk_scales spreads the
