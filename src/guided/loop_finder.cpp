@@ -9,7 +9,10 @@ namespace afm::guided {
 namespace {
 
 using LoopSpec = TokenVocabulary::LoopSpec;
-constexpr size_t kMaxMembers = TokenVocabulary::kMaxLoopStates;
+// Plain loops need few states (string content with its UTF-8 middle states: 8); the spec has
+// room for more, which counted loops use (counted_loop.h).
+constexpr size_t kMaxMembers = 8;
+static_assert(kMaxMembers <= TokenVocabulary::kMaxLoopStates);
 // States explored, and the fewest allowed bytes of an explored state worth expanding (the
 // middle of a UTF-8 character allows 16 or more; after a closing quote, a few).
 constexpr size_t kMaxExplore = 16;
@@ -158,7 +161,8 @@ std::vector<uint32_t> equivalence_classes(const Targets& targets) {
   }
 }
 
-// The state most of the row's allowed bytes lead to, and one byte leading there.
+}  // namespace
+
 std::pair<int32_t, uint8_t> dominant_successor(const StateRow& row) {
   struct Count {
     int32_t state;
@@ -182,8 +186,6 @@ std::pair<int32_t, uint8_t> dominant_successor(const StateRow& row) {
   }
   return {best.state, best.via};
 }
-
-}  // namespace
 
 bool find_loop(int32_t start, const RowLookup& row_of, FoundLoop* out) {
   const StateRow* start_row_ptr = row_of(start, std::string(), kMinLoopBytes);
@@ -245,7 +247,7 @@ bool find_loop(int32_t start, const RowLookup& row_of, FoundLoop* out) {
     }
   }
   out->spec.num_states = static_cast<uint32_t>(order.size());
-  for (size_t q = 0; q < kMaxMembers; ++q) {
+  for (size_t q = 0; q < TokenVocabulary::kMaxLoopStates; ++q) {
     if (q >= order.size()) {
       out->spec.next[q].fill(0);  // unused states stay zero, as LoopSpec equality expects
       continue;

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 
 #include "guided/grammar.h"
 #include "guided/token_vocabulary.h"
@@ -52,6 +53,10 @@ struct FoundLoop {
 using RowLookup =
     std::function<const StateRow*(int32_t state, const std::string& path, int min_allowed)>;
 bool find_loop(int32_t start, const RowLookup& row_of, FoundLoop* out);
+
+// The state most of the row's allowed bytes lead to (the first of equal counts, in byte
+// order), and the lowest byte leading there; kNoState when the row allows nothing.
+std::pair<int32_t, uint8_t> dominant_successor(const StateRow& row);
 
 // Below this many entry bytes a loop is not worth its setup.
 inline constexpr int kMinLoopBytes = 8;

@@ -376,10 +376,14 @@ bool MaskCache::fill(ByteMatcher& matcher, std::span<uint32_t> words) {
     auto row_of = [&walk](int32_t state, const std::string& path, int min_allowed) {
       return walk.full_row(state, path, min_allowed);
     };
-    if (find_loop(s, row_of, &loop)) index = vocabulary_.loop_index(loop.spec);
+    // A state known to start a copy of a counted loop is on no plain loop: skip that search.
+    const bool known_counted = counted_verdict(*table, s).kind != CountedCopies::kUnknown;
+    const bool on_loop = !known_counted && find_loop(s, row_of, &loop);
+    if (on_loop) index = vocabulary_.loop_index(loop.spec);
     // Tokens starting with an entry byte come from the index (all-in ones as a bitmask, the
     // others by their remainder from the state they leave from); the rest by the main trie.
     ByteSet answered;
+    if (!on_loop) answered = answer_counted(*table, walk, s, row_of, words);
     if (index != nullptr) {
       answered = loop.entry_bytes;
       for (size_t w = 0; w < words.size(); ++w) words[w] |= index->all_in_mask[w];
@@ -406,6 +410,62 @@ bool MaskCache::fill(ByteMatcher& matcher, std::span<uint32_t> words) {
   }
   store_mask(*table, state, words);
   return true;
+}
+
+MaskCache::CountedVerdict MaskCache::counted_verdict(Table& t, int32_t s) {
+  std::lock_guard<std::mutex> lock(t.mutex);
+  const auto it = t.counted.find(s);
+  return it == t.counted.end() ? CountedVerdict() : it->second;
+}
+
+void MaskCache::store_verdicts(Table& t,
+                               const std::shared_ptr<const TokenVocabulary::LoopIndex>& index,
+                               const CountedCopies& copies, uint32_t enough) {
+  std::lock_guard<std::mutex> lock(t.mutex);
+  for (size_t k = 0; k < copies.first_states.size(); ++k) {
+    const int32_t state = copies.first_states[k];
+    if (state == kNoState) continue;
+    const auto copy = static_cast<uint32_t>(k);
+    CountedVerdict v{index, CountedCopies::kUnknown, 0};
+    if (copies.kind == CountedCopies::kEnds && copy < copies.ends_at) {
+      v.kind = CountedCopies::kEnds;  // the same bound, fewer copies left
+      v.ends_at = copies.ends_at - copy;
+    } else if (copies.kind == CountedCopies::kExact && copies.conforming - copy >= enough) {
+      v.kind = CountedCopies::kExact;  // still `enough` conforming copies ahead
+    }
+    if (v.kind == CountedCopies::kUnknown) continue;
+    t.counted.emplace(state, v);
+    t.other_bytes.fetch_add(sizeof(v) + sizeof(state) + 3 * sizeof(void*));
+  }
+}
+
+ByteSet MaskCache::answer_counted(Table& t, Walk& walk, int32_t s, const RowLookup& row_of,
+                                  std::span<uint32_t> words) {
+  CountedLoop loop;
+  if (!find_counted_loop(s, row_of, &loop)) return {};
+  const std::shared_ptr<const TokenVocabulary::LoopIndex> index = vocabulary_.loop_index(loop.spec);
+  if (index == nullptr) return {};
+  // Copies are checked once per loop: far enough ahead that the next positions find their
+  // verdict (each the first state of a copy seen here) instead of checking again.
+  const uint32_t enough = index->max_copy + 1;
+  CountedVerdict verdict = counted_verdict(t, s);
+  if (verdict.index != index) {
+    const CountedCopies copies = check_counted_copies(loop, row_of, enough, kCheckAhead * enough);
+    store_verdicts(t, index, copies, enough);
+    verdict = {index, copies.kind, copies.ends_at};
+  }
+  if (verdict.kind == CountedCopies::kUnknown) return {};
+  for (size_t w = 0; w < words.size(); ++w) words[w] |= index->all_in_mask[w];
+  // A token leaving the loop in a later copy leaves to the same state as from copy 0 (checked).
+  for (uint32_t q = 0; q < loop.spec.num_states; ++q) {
+    if (index->rest_nodes[q].empty()) continue;
+    walk.path_ = loop.paths[q];
+    walk.walk(index->rest_nodes[q], index->rest_ids[q], loop.paths[q].size(), loop.states[q],
+              ByteSet());
+  }
+  if (verdict.kind == CountedCopies::kEnds) index->clear_counted_over(verdict.ends_at, words);
+  counted_fills_.fetch_add(1, std::memory_order_relaxed);
+  return loop.entry_bytes;
 }
 
 // Process-wide caches by (grammar, vocabulary). Entries hold weak references to both, so a

@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "guided/byte_matcher.h"
+#include "guided/counted_loop.h"
 #include "guided/loop_finder.h"
 #include "guided/token_vocabulary.h"
 
@@ -81,6 +82,8 @@ class MaskCache {
   // generation can hold; the caller then uses the reference walk.
   bool fill(ByteMatcher& matcher, std::span<uint32_t> words);
 
+  // Masks computed through a counted loop (counted_loop.h), for tests.
+  size_t num_counted_fills() const { return counted_fills_.load(std::memory_order_relaxed); }
   // States in the current generation, and generations started so far (for tests).
   size_t num_states() const;
   size_t num_generations() const;
@@ -106,6 +109,9 @@ class MaskCache {
   static constexpr size_t kChunkBits = 6;
 
   static constexpr int32_t kUnknown = -2;  // a successor not computed yet
+  // A counted loop's copies are checked this many times further than the index needs, so
+  // that most later positions in it find a verdict (answer_counted()).
+  static constexpr uint32_t kCheckAhead = 4;
 
   // A state's successors are computed lazily, a byte class at a time: the classes (allowed bytes
   // scanned by the same items, plus one class of the rejected bytes) are found when the state
@@ -124,6 +130,13 @@ class MaskCache {
   struct KeyHash {
     size_t operator()(const std::vector<uint32_t>& key) const;
   };
+  // What check_counted_copies() found for a state that is the first state of a copy of a
+  // counted loop (the loop index identifies the spec): kExact or kEnds with the copies left.
+  struct CountedVerdict {
+    std::shared_ptr<const TokenVocabulary::LoopIndex> index;  // held: never a reused address
+    CountedCopies::Kind kind = CountedCopies::kUnknown;
+    uint32_t ends_at = 0;
+  };
   // One generation: states are stored in fixed chunks so readers never see them move.
   struct Table {
     explicit Table(size_t hard_max_states);
@@ -135,6 +148,7 @@ class MaskCache {
     std::unordered_map<std::vector<uint32_t>, int32_t, KeyHash> ids;
     std::vector<std::unique_ptr<State[]>> chunks;    // fixed size: never reallocated
     std::vector<std::unique_ptr<uint32_t[]>> masks;  // owners of the published masks
+    std::unordered_map<int32_t, CountedVerdict> counted;  // by state id
     size_t hard_max_states;
     std::atomic<size_t> num_states{0};
     std::atomic<size_t> mask_bytes{0};
@@ -146,6 +160,15 @@ class MaskCache {
   // The id of `matcher`'s state in `t`, or kReject when the generation is full.
   static int32_t intern(Table& t, const ByteMatcher& matcher, std::vector<uint32_t>* key);
   void store_mask(Table& t, State& state, std::span<const uint32_t> words);
+  // Where state `s` is the first copy of a counted loop whose later copies check out, sets the
+  // bits of the tokens starting with its loop bytes and returns those bytes; else returns none.
+  ByteSet answer_counted(Table& t, Walk& walk, int32_t s, const RowLookup& row_of,
+                         std::span<uint32_t> words);
+  // The verdict for `s` (kUnknown: none), and the verdicts a check implies for the first
+  // states of the copies it saw.
+  static CountedVerdict counted_verdict(Table& t, int32_t s);
+  static void store_verdicts(Table& t, const std::shared_ptr<const TokenVocabulary::LoopIndex>& index,
+                             const CountedCopies& copies, uint32_t enough);
 
   const Grammar& grammar_;
   const TokenVocabulary& vocabulary_;
@@ -153,6 +176,7 @@ class MaskCache {
   mutable std::mutex table_mutex_;  // guards table_ (the pointer, not the table), generations_
   std::shared_ptr<Table> table_;
   size_t generations_ = 1;
+  std::atomic<size_t> counted_fills_{0};
 };
 
 }  // namespace afm::guided

@@ -2,6 +2,7 @@
 #include "guided/token_vocabulary.h"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 #include <string_view>
 #include <utility>
@@ -69,6 +70,28 @@ void TokenVocabulary::build_trie() {
   }
 }
 
+bool TokenVocabulary::LoopSpec::counted() const {
+  for (uint32_t q = 0; q < num_states; ++q) {
+    for (uint8_t v : next[q]) {
+      if (counts(v)) return true;
+    }
+  }
+  return false;
+}
+
+void TokenVocabulary::LoopIndex::clear_counted_over(uint32_t copies,
+                                                    std::span<uint32_t> words) const {
+  if (copies < over_masks.size()) {
+    const std::vector<uint32_t>& over = over_masks[copies];
+    for (size_t w = 0; w < words.size(); ++w) words[w] &= ~over[w];
+    return;
+  }
+  for (const auto& [copy, id] : last_copy) {  // largest first
+    if (copy < copies) break;
+    words[static_cast<size_t>(id) >> 5] &= ~(uint32_t{1} << (id & 31));
+  }
+}
+
 size_t TokenVocabulary::LoopSpec::hash() const {
   uint64_t h = 0xcbf29ce484222325ull ^ num_states;
   for (uint32_t q = 0; q < num_states; ++q) {
@@ -107,7 +130,9 @@ size_t TokenVocabulary::loop_index_bytes() const {
   std::lock_guard<std::mutex> lock(loop_cache_->mutex);
   size_t bytes = 0;
   for (const auto& index : loop_cache_->indexes) {
-    bytes += sizeof(LoopIndex) + index->all_in_mask.size() * sizeof(uint32_t);
+    bytes += sizeof(LoopIndex) + index->all_in_mask.size() * sizeof(uint32_t) +
+             index->last_copy.size() * sizeof(index->last_copy[0]);
+    for (const auto& over : index->over_masks) bytes += over.size() * sizeof(uint32_t);
     for (size_t q = 0; q < kMaxLoopStates; ++q) {
       bytes += index->rest_nodes[q].size() * sizeof(Node) +
                index->rest_ids[q].size() * sizeof(int32_t);
@@ -123,22 +148,36 @@ std::shared_ptr<const TokenVocabulary::LoopIndex> TokenVocabulary::make_loop_ind
   index->hash = hash;
   index->all_in_mask.assign(mask_words(), 0u);
   std::array<std::vector<std::pair<std::string_view, int32_t>>, kMaxLoopStates> rest;
+  const bool counted = spec.counted();
+  if (counted) index->over_masks.assign(kOverMasks, std::vector<uint32_t>(mask_words(), 0u));
   // token_ids_ is sorted by bytes, so each rest list comes out sorted as well.
   for (int32_t id : token_ids_) {
     const std::string_view t = token_bytes(id);
     uint32_t q = 0;
+    uint32_t copy = 0;       // kCount transitions taken so far
+    uint32_t last_copy = 0;  // the copy of the last loop byte read
     size_t p = 0;
     for (; p < t.size(); ++p) {
       const uint8_t n = spec.next[q][static_cast<uint8_t>(t[p])];
       if (n == LoopSpec::kOut) break;
-      q = n;
+      last_copy = copy;
+      if (LoopSpec::counts(n)) ++copy;
+      q = LoopSpec::target(n);
     }
+    if (p == 0) continue;  // first byte out: not indexed
     if (p == t.size()) {
       index->all_in_mask[static_cast<size_t>(id) >> 5] |= uint32_t{1} << (id & 31);
-    } else if (p > 0) {
+    } else {
       rest[q].emplace_back(t.substr(p), id);
     }
+    if (!counted) continue;
+    index->max_copy = std::max(index->max_copy, p == t.size() ? last_copy : copy);
+    if (last_copy > 0) index->last_copy.emplace_back(last_copy, id);
+    for (uint32_t k = 0; k <= last_copy && k < kOverMasks; ++k) {
+      index->over_masks[k][static_cast<size_t>(id) >> 5] |= uint32_t{1} << (id & 31);
+    }
   }
+  std::sort(index->last_copy.begin(), index->last_copy.end(), std::greater<>());
   for (size_t q = 0; q < spec.num_states; ++q) {
     std::stable_sort(rest[q].begin(), rest[q].end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -11,7 +11,7 @@
 //  - the EOS token (optional): allowed exactly when the grammar is complete.
 // This library does not depend on the tokenizer: callers pass the bytes and flags per id
 // (tools/afm/cmd_schema.cpp shows how to get them from a tokenizer::Tokenizer).
-// Loop indexes (loop_index()): for a small automaton (LoopSpec: up to 8 states; per state and
+// Loop indexes (loop_index()): for a small automaton (LoopSpec: up to 16 states; per state and
 // byte, the next loop state or "out"), the tokens whose bytes all stay inside it from state 0
 // as a ready bitmask, and per loop state the remainders of the tokens that go out from it after
 // at least one byte (from the out byte on) as a second trie. Tokens whose first byte is already
@@ -20,6 +20,12 @@
 // any context. The mask layer builds a spec from a closed group of
 // grammar states (JSON string content with the middle states of multi-byte UTF-8 characters,
 // digit runs), so those tokens cost a bitmask OR instead of a trie walk.
+// Counted loops (a bounded repetition: `maxLength` string content, the atoms of `format:
+// email`): a transition may carry kCount, "one more copy used". The index then also records,
+// per indexed token, the copy (counted transitions taken before it) in which it reads its last
+// loop byte, so that a caller who knows how many copies are left can clear the tokens that
+// need more (counted_over()), and the largest copy any token reads a byte in (max_copy: a
+// caller who knows the loop repeats unchanged that far needs no clearing).
 // Built on first use per distinct spec and kept for the vocabulary's lifetime (at most
 // kMaxLoopIndexes; past that loop_index() returns null); thread-safe (a mutex guards the
 // cache; the indexes themselves are immutable).
@@ -53,15 +59,21 @@ class TokenVocabulary {
     uint32_t num_tokens = 0;
   };
 
-  static constexpr size_t kMaxLoopStates = 8;
+  static constexpr size_t kMaxLoopStates = 16;
   static constexpr size_t kMaxLoopIndexes = 64;
-  // See the file comment. next[q][b]: a loop state (< num_states) or kOut.
+  // See the file comment. next[q][b]: a loop state (< num_states), possibly with kCount set
+  // (the transition starts the next copy of a counted loop), or kOut.
   struct LoopSpec {
     static constexpr uint8_t kOut = 0xff;
+    static constexpr uint8_t kCount = 0x80;
     uint32_t num_states = 0;
     std::array<std::array<uint8_t, 256>, kMaxLoopStates> next{};
     bool operator==(const LoopSpec&) const = default;
     size_t hash() const;
+    // The loop state of transition value `v` (not kOut), and whether it starts a new copy.
+    static uint8_t target(uint8_t v) { return v & static_cast<uint8_t>(~kCount); }
+    static bool counts(uint8_t v) { return v != kOut && (v & kCount) != 0; }
+    bool counted() const;  // any transition with kCount
   };
   struct LoopIndex {
     LoopSpec spec;
@@ -71,7 +83,19 @@ class TokenVocabulary {
     // that go out from q after one or more bytes, and the token ids it references.
     std::array<std::vector<Node>, kMaxLoopStates> rest_nodes;
     std::array<std::vector<int32_t>, kMaxLoopStates> rest_ids;
+    // Counted specs only (see the file comment). The copy of a byte is the number of kCount
+    // transitions taken before it. last_copy: (copy of the token's last loop byte, id) for
+    // every indexed token with a copy > 0, largest first; max_copy: the largest copy of any
+    // byte an indexed token reads from the loop, its out byte included.
+    std::vector<std::pair<uint32_t, int32_t>> last_copy;
+    uint32_t max_copy = 0;
+    // Per k < kOverMasks: the indexed tokens whose last loop byte is in copy k or later.
+    std::vector<std::vector<uint32_t>> over_masks;
+    // Clears in `words` the tokens whose last loop byte is in copy `copies` or later (those
+    // that need more than `copies` copies of a loop that ends there).
+    void clear_counted_over(uint32_t copies, std::span<uint32_t> words) const;
   };
+  static constexpr uint32_t kOverMasks = 16;
 
   // token_bytes[id] are the bytes of token id; special[id] marks special/control tokens.
   TokenVocabulary(std::vector<std::string> token_bytes, std::vector<bool> special,

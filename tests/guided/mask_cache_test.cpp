@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <cstdlib>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -167,6 +168,34 @@ TEST(MaskCache, EqualsReferenceOnHandWrittenSchemas) {
   }
 }
 
+// Bounded repetitions (counted loops, counted_loop.h): email atoms and host labels, string
+// content up to and past the longest token, counted pattern classes, a minimum inside. Each
+// position of these is its own parse state; masks must still equal the reference walk's, and
+// the counted path must actually answer some of them.
+TEST(MaskCache, EqualsReferenceInsideBoundedRepetitions) {
+  auto vocab = test_vocabulary();
+  const char* schemas[] = {
+      R"({"type":"object","properties":{"to":{"type":"string","format":"email"},
+          "host":{"type":"string","format":"hostname"}},"required":["to","host"]})",
+      R"({"type":"array","items":{"type":"string","maxLength":3},"minItems":2})",
+      R"({"type":"array","items":{"type":"string","minLength":4,"maxLength":12}})",
+      R"({"type":"object","properties":{"a":{"type":"string","maxLength":70},
+          "b":{"type":"string","minLength":20,"maxLength":300}},"required":["a","b"]})",
+      R"({"type":"string","pattern":"^[a-z]{2,9}(-[a-z0-9]{1,5}){0,3}$"})",
+  };
+  uint32_t seed = 50;
+  for (const char* text : schemas) {
+    auto grammar = compile_json_schema_text(text);
+    auto cache = std::make_shared<MaskCache>(*grammar, *vocab);
+    check_walks(grammar, vocab, seed++, 6, 120, text, cache);
+    EXPECT_GT(cache->num_counted_fills(), 0u) << text;
+  }
+  // A copy of several bytes whose states lead on within the copy: not found as a counted loop
+  // (the start's most frequent successor is no next copy), walked as before, still exact.
+  const char* multi_byte_copies = R"({"type":"string","pattern":"^([0-9]{3},){0,6}[0-9]{1,3}$"})";
+  check_walks(compile_json_schema_text(multi_byte_copies), vocab, seed, 6, 120, multi_byte_copies);
+}
+
 const char* const kStringSchema =
     R"({"type":"object","properties":{"s":{"type":"string"},"t":{"type":"string","maxLength":40},
         "u":{"type":"array","items":{"type":"string"},"maxItems":3},"n":{"type":"number"}},
@@ -290,6 +319,45 @@ TEST(MaskCache, EqualsReferenceOnJsonSchemaBench) {
     }
   }
   EXPECT_GT(checked, 20);
+}
+
+// Bounded repetitions as real schemas write them (`maxLength`, `format: email` / `hostname`):
+// the first of each folder, in file order, with longer walks so that they get inside.
+TEST(MaskCache, EqualsReferenceInsideJsonSchemaBenchBounds) {
+  const fs::path root = source_dir() / ".." / "shared" / "data" / "jsonschemabench" / "data";
+  if (!fs::exists(root)) GTEST_SKIP() << "no jsonschemabench data at " << root;
+  const char* env_limit = std::getenv("AFM_MASK_BOUNDS_PER_FOLDER");  // one-off wider sweeps
+  const int per_folder = env_limit ? std::atoi(env_limit) : 5;
+  auto vocab = test_vocabulary();
+  size_t counted = 0;
+  int checked = 0;
+  for (const char* folder : {"Github_easy", "Github_trivial", "Glaiveai2K"}) {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(root / folder)) files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    int taken = 0;
+    for (size_t i = 0; i < files.size() && taken < per_folder; ++i) {
+      const std::string text = read_text(files[i]);
+      if (text.find("maxLength") == std::string::npos &&
+          text.find("\"email\"") == std::string::npos &&
+          text.find("\"hostname\"") == std::string::npos) {
+        continue;
+      }
+      std::shared_ptr<const Grammar> grammar;
+      try {
+        grammar = compile_json_schema_text(text);
+      } catch (const Error&) {
+        continue;
+      }
+      auto cache = std::make_shared<MaskCache>(*grammar, *vocab);
+      check_walks(grammar, vocab, static_cast<uint32_t>(i), 2, 150, files[i].string(), cache);
+      counted += cache->num_counted_fills();
+      ++taken;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 10);
+  EXPECT_GT(counted, 0u);
 }
 
 }  // namespace
