@@ -161,6 +161,19 @@ class MaskCache::Walk {
     }
   }
 
+  // Sets the index's answers: the tokens that never leave the loop, and those whose remainder
+  // is accepted from the loop state (states[q], reached by paths[q]) they leave from.
+  void add_index_answers(const TokenVocabulary::LoopIndex& index,
+                         std::span<const int32_t, TokenVocabulary::kMaxLoopStates> states,
+                         std::span<const std::string, TokenVocabulary::kMaxLoopStates> paths) {
+    for (size_t w = 0; w < words_.size(); ++w) words_[w] |= index.all_in_mask[w];
+    for (uint32_t q = 0; q < index.spec.num_states; ++q) {
+      if (index.rest_nodes[q].empty()) continue;
+      path_ = paths[q];
+      walk(index.rest_nodes[q], index.rest_ids[q], paths[q].size(), states[q], ByteSet());
+    }
+  }
+
   // Corrects the index's answers for the tokens under root node `root`, whose byte the loop
   // entry takes but the start state `start` does not take the same way (the first letter of a
   // declared name, where the entry is plain string content). The walk follows the start state
@@ -386,13 +399,7 @@ bool MaskCache::fill(ByteMatcher& matcher, std::span<uint32_t> words) {
     if (!on_loop) answered = answer_counted(*table, walk, s, row_of, words);
     if (index != nullptr) {
       answered = loop.entry_bytes;
-      for (size_t w = 0; w < words.size(); ++w) words[w] |= index->all_in_mask[w];
-      for (uint32_t q = 0; q < loop.spec.num_states; ++q) {
-        if (index->rest_nodes[q].empty()) continue;
-        walk.path_ = loop.paths[q];
-        walk.walk(index->rest_nodes[q], index->rest_ids[q], loop.paths[q].size(), loop.states[q],
-                  ByteSet());
-      }
+      walk.add_index_answers(*index, loop.states, loop.paths);
       // Root bytes the entry keeps in the loop but the start state takes elsewhere.
       const auto nodes = vocabulary_.nodes();
       for (size_t i = 0; i < nodes.size(); i = nodes[i].subtree_end) {
@@ -455,14 +462,8 @@ ByteSet MaskCache::answer_counted(Table& t, Walk& walk, int32_t s, const RowLook
     verdict = {index, copies.kind, copies.ends_at};
   }
   if (verdict.kind == CountedCopies::kUnknown) return {};
-  for (size_t w = 0; w < words.size(); ++w) words[w] |= index->all_in_mask[w];
   // A token leaving the loop in a later copy leaves to the same state as from copy 0 (checked).
-  for (uint32_t q = 0; q < loop.spec.num_states; ++q) {
-    if (index->rest_nodes[q].empty()) continue;
-    walk.path_ = loop.paths[q];
-    walk.walk(index->rest_nodes[q], index->rest_ids[q], loop.paths[q].size(), loop.states[q],
-              ByteSet());
-  }
+  walk.add_index_answers(*index, loop.states, loop.paths);
   if (verdict.kind == CountedCopies::kEnds) index->clear_counted_over(verdict.ends_at, words);
   counted_fills_.fetch_add(1, std::memory_order_relaxed);
   return loop.entry_bytes;
