@@ -1,0 +1,80 @@
+// libFuzzer target, differential: the fast token masks (MaskCache: loops, counted loops, key
+// entries) equal the reference trie walk on any schema the compiler accepts. Input: a JSON
+// Schema, a zero byte, then one choice byte per step (which allowed token to take; a choice
+// of 0xff rolls one token back). A difference aborts, so the fuzzer reports it as a crash.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/error.h"
+#include "guided/json_schema_compiler.h"
+#include "guided/token_matcher.h"
+
+namespace {
+
+// Every single byte, plus tokens that cross JSON structure, run long inside strings (so they
+// span many copies of a bounded repetition) or split UTF-8 characters.
+std::shared_ptr<const afm::guided::TokenVocabulary> vocabulary() {
+  static const auto vocab = [] {
+    std::vector<std::string> bytes = {"<eos>"};
+    for (int b = 0; b < 256; ++b) bytes.emplace_back(1, static_cast<char>(b));
+    for (const char* t : {"\":\"", "\",\"", "\"}", "\"]", "\":{\"", "\":[", "\":1", "12.5", "-0",
+                          "e+", "true", "null", "\\\"", "\\n", "\\u00", "ab", "abc", "abcd",
+                          "abcdefgh", "abcdefghijklmnop", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                          "user", "john.doe", "@example", ".com", "-a", "a-b", "\"a", "x\"",
+                          "\xc3\xa9", "\xc3", "\xa9\"", "\xe4\xb8\xad", "\xf0\x9f\x98\x80",
+                          "2024-01-", "T12:", "    ", "0000", "123456"}) {
+      bytes.emplace_back(t);
+    }
+    std::vector<bool> special(bytes.size(), false);
+    special[0] = true;
+    return std::make_shared<const afm::guided::TokenVocabulary>(std::move(bytes),
+                                                                std::move(special), 0);
+  }();
+  return vocab;
+}
+
+constexpr size_t kMaxSteps = 96;
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  const size_t split = input.find('\0');
+  if (split == std::string_view::npos) return 0;
+  std::shared_ptr<const afm::guided::Grammar> grammar;
+  try {
+    grammar = afm::guided::compile_json_schema_text(input.substr(0, split));
+  } catch (const afm::Error&) {
+    return 0;
+  }
+  const auto vocab = vocabulary();
+  afm::guided::TokenMatcher matcher(grammar, vocab,
+                                    std::make_shared<afm::guided::MaskCache>(*grammar, *vocab));
+  std::vector<uint32_t> fast(vocab->mask_words()), slow(vocab->mask_words());
+  const std::string_view choices = input.substr(split + 1);
+  for (size_t step = 0; step < choices.size() && step < kMaxSteps; ++step) {
+    if (matcher.is_terminated()) break;
+    matcher.fill_next_token_mask(fast);
+    matcher.fill_next_token_mask_reference(slow);
+    if (fast != slow) std::abort();
+    const auto choice = static_cast<uint8_t>(choices[step]);
+    if (choice == 0xff && matcher.num_tokens() > 0) {
+      matcher.rollback(1);
+      continue;
+    }
+    std::vector<int32_t> allowed;
+    for (size_t w = 0; w < fast.size(); ++w) {
+      for (int b = 0; b < 32; ++b) {
+        if ((fast[w] >> b) & 1) allowed.push_back(static_cast<int32_t>(w * 32 + b));
+      }
+    }
+    if (allowed.empty()) break;
+    if (!matcher.accept_token(allowed[choice % allowed.size()])) std::abort();
+  }
+  return 0;
+}

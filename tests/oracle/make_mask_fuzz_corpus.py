@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""Writes tests/data/guided/mask_fuzz_corpus/: seed inputs for guided_mask_fuzz.
+
+Each seed is a JSON Schema, a zero byte, then choice bytes (one per step: which allowed token
+the walk takes; 0xff rolls one back). The schemas use what the mask layer treats specially:
+string content and digit runs (loops), declared keys beside free ones (key entries), and
+bounded repetitions (counted loops: maxLength with and without minLength, email and hostname
+atoms, counted pattern classes). Deterministic: a rerun writes the same bytes.
+"""
+import json
+import os
+import random
+
+OUT = "tests/data/guided/mask_fuzz_corpus"
+
+SCHEMAS = {
+    "email_hostname": {"type": "object",
+                       "properties": {"to": {"type": "string", "format": "email"},
+                                      "host": {"type": "string", "format": "hostname"}},
+                       "required": ["to", "host"]},
+    "max_length": {"type": "array", "items": {"type": "string", "maxLength": 5}},
+    "min_max_length": {"type": "object",
+                       "properties": {"a": {"type": "string", "minLength": 3, "maxLength": 40},
+                                      "b": {"type": "string", "maxLength": 70}}},
+    "counted_pattern": {"type": "string", "pattern": "^[a-z]{2,9}(-[a-z0-9]{1,5}){0,3}$"},
+    "multi_byte_copies": {"type": "string", "pattern": "^([0-9]{3},){0,6}[0-9]{1,3}$"},
+    "keys": {"type": "object",
+             "properties": {"alpha": {"type": "integer"}, "al": {"type": "boolean"},
+                            "beta": {"type": "string"}},
+             "additionalProperties": {"type": "number"}},
+    "any": True,
+}
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    rng = random.Random(7)
+    for name, schema in SCHEMAS.items():
+        choices = bytes(rng.choice([rng.randrange(255), 0xff]) if rng.random() < 0.1
+                        else rng.randrange(255) for _ in range(96))
+        data = json.dumps(schema, separators=(",", ":")).encode() + b"\0" + choices
+        with open(os.path.join(OUT, name + ".bin"), "wb") as f:
+            f.write(data)
+
+
+if __name__ == "__main__":
+    main()
