@@ -16,7 +16,7 @@ namespace {
 // value): string content (keys and values share it), string content entered in the middle of
 // each kind of multi-byte UTF-8 character (a byte-level token may end there), and the digit
 // runs of numbers with the states that lead into them. Arrays of integers and of numbers
-// loop through their separators. Loop specs are canonical (loop_finder.h), so these serve
+// loop through their separators. Bounded strings and format atoms are counted loops. Loop specs are canonical (loop_finder.h), so these serve
 // every schema.
 struct Context {
   std::string_view schema;
@@ -31,6 +31,12 @@ constexpr Context kLoopContexts[] = {
     {R"({"type":"array","items":{"type":"integer"}})", "[1,"},
     {R"({"type":"array","items":{"type":"number"}})", "[1"},
     {R"({"type":"array","items":{"type":"number"}})", "[1,"},
+    // Counted loops (counted_loop.h): bounded string content, and the atoms of the email and
+    // host-name formats. A bound far from the position, so copy 0 and copy 1 are alike.
+    {R"({"type":"string","maxLength":300})", "\"a"},
+    {R"({"type":"string","format":"email"})", "\"a"},
+    {R"({"type":"string","format":"email"})", "\"a@b"},
+    {R"({"type":"string","format":"hostname"})", "\"a"},
 };
 
 }  // namespace
