@@ -65,7 +65,8 @@ struct CountedCopies {
 };
 
 // See the file comment: checks copies 1, 2, ... below `limit` (at least `enough`), stopping
-// at the bound or at a copy that does not conform.
+// at the bound or at a copy that does not conform. Reads one row at a time: `row_of` may
+// reuse one row for every call.
 CountedCopies check_counted_copies(const CountedLoop& loop, const RowLookup& row_of,
                                    uint32_t enough, uint32_t limit);
 

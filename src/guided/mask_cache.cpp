@@ -121,17 +121,18 @@ class MaskCache::Walk {
     if (state.num_allowed < min_allowed) return nullptr;
     if (rows_used_ == row_pool().size()) row_pool().push_back(std::make_unique<StateRow>());
     StateRow& row = *row_pool()[rows_used_++];
-    std::array<int32_t, 256> of_class;  // successor per class (at most 256 classes)
-    of_class.fill(kUnknown);
-    for (size_t b = 0; b < 256; ++b) {
-      const uint8_t c = state.class_of[b];
-      if (of_class[c] == kUnknown) {
-        const int32_t t = state.next[c].load(std::memory_order_acquire);
-        of_class[c] = t != kUnknown ? t : build_successor(state, c, path.size());
-      }
-      row[b] = of_class[c];
-    }
+    fill_row(state, path.size(), &row);
     return &row;
+  }
+
+  // The same row, valid only until the next call (the counted-loop check reads one row at a
+  // time, hundreds of them: they are not kept).
+  const StateRow* transient_row(int32_t s, const std::string& path, int min_allowed) {
+    path_ = path;
+    State& state = classes(s, path.size());
+    if (state.num_allowed < min_allowed) return nullptr;
+    fill_row(state, path.size(), &transient_row_);
+    return &transient_row_;
   }
 
   // Walks a preorder trie from state `start`, which path_[0, offset) leads to, setting the
@@ -270,6 +271,19 @@ class MaskCache::Walk {
     return same_as_loop_state(t, next_class, loop, depth + 1, steps_left - 1);
   }
 
+  void fill_row(State& state, size_t depth, StateRow* row) {
+    std::array<int32_t, 256> of_class;  // successor per class (at most 256 classes)
+    of_class.fill(kUnknown);
+    for (size_t b = 0; b < 256; ++b) {
+      const uint8_t c = state.class_of[b];
+      if (of_class[c] == kUnknown) {
+        const int32_t t = state.next[c].load(std::memory_order_acquire);
+        of_class[c] = t != kUnknown ? t : build_successor(state, c, depth);
+      }
+      (*row)[b] = of_class[c];
+    }
+  }
+
   static constexpr uint8_t kOut = TokenVocabulary::LoopSpec::kOut;
   // same_as_loop_state() follows single-successor states at most this far: the middle of a
   // UTF-8 character is at most three continuation bytes from its end.
@@ -367,6 +381,7 @@ class MaskCache::Walk {
   };
   std::vector<Equivalence> equivalent_;  // same_as_loop_state() answers of this walk
   size_t rows_used_ = 0;         // full_row(): rows of row_pool() handed out by this walk
+  StateRow transient_row_;       // transient_row()'s row
 };
 
 bool MaskCache::fill(ByteMatcher& matcher, std::span<uint32_t> words) {
@@ -457,7 +472,11 @@ ByteSet MaskCache::answer_counted(Table& t, Walk& walk, int32_t s, const RowLook
   const uint32_t enough = index->max_copy + 1;
   CountedVerdict verdict = counted_verdict(t, s);
   if (verdict.index != index) {
-    const CountedCopies copies = check_counted_copies(loop, row_of, enough, kCheckAhead * enough);
+    auto transient_row_of = [&walk](int32_t state, const std::string& path, int min_allowed) {
+      return walk.transient_row(state, path, min_allowed);
+    };
+    const CountedCopies copies =
+        check_counted_copies(loop, transient_row_of, enough, kCheckAhead * enough);
     store_verdicts(t, index, copies, enough);
     verdict = {index, copies.kind, copies.ends_at};
   }
