@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 namespace afm::guided {
 
@@ -92,24 +93,32 @@ bool find_counted_loop(int32_t start, const RowLookup& row_of, CountedLoop* out)
 
 namespace {
 
-// One copy's check: its states `cur` (some kNoState), filled in further by transitions within
-// the copy; the next copy's states are written to `next`.
+// The states of one copy per loop state (kNoState where the copy has none), and the bytes
+// leading to each from the start.
+struct Copy {
+  CopyStates states;
+  CopyPaths paths;
+};
+
 struct CopyCheck {
   bool conforms = true;   // every transition as the spec says (loop bytes not rejected)
   bool any_loop_byte = false;
 };
 
-bool check_copy(const CountedLoop& l, const RowLookup& row_of, CopyStates& cur, CopyPaths& cur_paths,
-                CopyStates& next, CopyPaths& next_paths, CopyCheck* result) {
+// Checks copy `cur` against the spec, filling in its states that transitions within the copy
+// reach and writing the next copy's states to `next` (all kNoState on entry). False when a
+// transition leads elsewhere than the spec says (a rejected loop byte only clears conforms).
+bool check_copy(const CountedLoop& l, const RowLookup& row_of, Copy& cur, Copy* next,
+                CopyCheck* result) {
   const uint32_t n = l.spec.num_states;
   std::array<bool, kMaxStates> done{};
   for (bool progress = true; progress;) {
     progress = false;
     for (uint32_t q = 0; q < n; ++q) {
-      if (cur[q] == kNoState || done[q]) continue;
+      if (cur.states[q] == kNoState || done[q]) continue;
       done[q] = true;
       progress = true;
-      const StateRow* row = row_of(cur[q], cur_paths[q], 1);
+      const StateRow* row = row_of(cur.states[q], cur.paths[q], 1);
       for (size_t b = 0; b < 256; ++b) {
         const uint8_t v = l.spec.next[q][b];
         const int32_t t = at(row, b);
@@ -123,12 +132,11 @@ bool check_copy(const CountedLoop& l, const RowLookup& row_of, CopyStates& cur, 
         }
         result->any_loop_byte = true;
         const size_t m = LoopSpec::target(v);
-        const bool counts = LoopSpec::counts(v);
-        int32_t& slot = counts ? next[m] : cur[m];
-        if (slot == kNoState) {
-          slot = t;
-          (counts ? next_paths[m] : cur_paths[m]) = cur_paths[q] + static_cast<char>(b);
-        } else if (slot != t) {
+        Copy& to = LoopSpec::counts(v) ? *next : cur;
+        if (to.states[m] == kNoState) {
+          to.states[m] = t;
+          to.paths[m] = cur.paths[q] + static_cast<char>(b);
+        } else if (to.states[m] != t) {
           return false;
         }
       }
@@ -144,14 +152,12 @@ CountedCopies check_counted_copies(const CountedLoop& l, const RowLookup& row_of
   CountedCopies out;
   out.conforming = 1;  // copy 0 defines the spec
   out.first_states = {l.states[0], l.next_states[0]};
-  CopyStates cur = l.next_states;
-  CopyPaths cur_paths = l.next_paths;
+  Copy cur{l.next_states, l.next_paths};
   for (uint32_t copy = 1; copy < std::max(limit, enough); ++copy) {
-    CopyStates next;
-    next.fill(kNoState);
-    CopyPaths next_paths;
+    Copy next;
+    next.states.fill(kNoState);
     CopyCheck result;
-    if (!check_copy(l, row_of, cur, cur_paths, next, next_paths, &result)) break;
+    if (!check_copy(l, row_of, cur, &next, &result)) break;
     if (!result.any_loop_byte) {
       out.kind = CountedCopies::kEnds;
       out.ends_at = copy;
@@ -159,14 +165,14 @@ CountedCopies check_counted_copies(const CountedLoop& l, const RowLookup& row_of
     }
     if (!result.conforms) break;
     out.conforming = copy + 1;
-    out.first_states.push_back(next[0]);
-    if (std::all_of(next.begin(), next.end(), [](int32_t s) { return s == kNoState; })) {
+    out.first_states.push_back(next.states[0]);
+    if (std::all_of(next.states.begin(), next.states.end(),
+                    [](int32_t s) { return s == kNoState; })) {
       out.kind = CountedCopies::kExact;  // no token reaches a later copy
       out.conforming = UINT32_MAX;
       return out;
     }
-    cur = next;
-    cur_paths = std::move(next_paths);
+    cur = std::move(next);
   }
   if (out.conforming >= enough) out.kind = CountedCopies::kExact;
   return out;

@@ -59,7 +59,9 @@ bool find_counted_loop(int32_t start, const RowLookup& row_of, CountedLoop* out)
 struct CountedCopies {
   enum Kind { kExact, kEnds, kUnknown } kind = kUnknown;
   uint32_t ends_at = 0;     // kEnds: the copy that rejects every loop byte
-  uint32_t conforming = 0;  // copies [0, conforming) were checked and conform
+  // Copies [0, conforming) were checked and conform; UINT32_MAX when a conforming copy leads
+  // to no further copy (every later copy conforms vacuously).
+  uint32_t conforming = 0;
   // Per copy in [0, conforming], the state of loop state 0 (kNoState where the copy has none).
   std::vector<int32_t> first_states;
 };

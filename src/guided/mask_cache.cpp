@@ -405,13 +405,13 @@ bool MaskCache::fill(ByteMatcher& matcher, std::span<uint32_t> words) {
       return walk.full_row(state, path, min_allowed);
     };
     // A state known to start a copy of a counted loop is on no plain loop: skip that search.
-    const bool known_counted = counted_verdict(*table, s).kind != CountedCopies::kUnknown;
-    const bool on_loop = !known_counted && find_loop(s, row_of, &loop);
+    const CountedVerdict known = counted_verdict(*table, s);
+    const bool on_loop = known.kind == CountedCopies::kUnknown && find_loop(s, row_of, &loop);
     if (on_loop) index = vocabulary_.loop_index(loop.spec);
     // Tokens starting with an entry byte come from the index (all-in ones as a bitmask, the
     // others by their remainder from the state they leave from); the rest by the main trie.
     ByteSet answered;
-    if (!on_loop) answered = answer_counted(*table, walk, s, row_of, words);
+    if (!on_loop) answered = answer_counted(*table, walk, s, row_of, known, words);
     if (index != nullptr) {
       answered = loop.entry_bytes;
       walk.add_index_answers(*index, loop.states, loop.paths);
@@ -462,7 +462,7 @@ void MaskCache::store_verdicts(Table& t,
 }
 
 ByteSet MaskCache::answer_counted(Table& t, Walk& walk, int32_t s, const RowLookup& row_of,
-                                  std::span<uint32_t> words) {
+                                  CountedVerdict verdict, std::span<uint32_t> words) {
   CountedLoop loop;
   if (!find_counted_loop(s, row_of, &loop)) return {};
   const std::shared_ptr<const TokenVocabulary::LoopIndex> index = vocabulary_.loop_index(loop.spec);
@@ -470,8 +470,7 @@ ByteSet MaskCache::answer_counted(Table& t, Walk& walk, int32_t s, const RowLook
   // Copies are checked once per loop: far enough ahead that the next positions find their
   // verdict (each the first state of a copy seen here) instead of checking again.
   const uint32_t enough = index->max_copy + 1;
-  CountedVerdict verdict = counted_verdict(t, s);
-  if (verdict.index != index) {
+  if (verdict.index != index) {  // none kept for s, or one for another spec
     auto transient_row_of = [&walk](int32_t state, const std::string& path, int min_allowed) {
       return walk.transient_row(state, path, min_allowed);
     };

@@ -162,8 +162,9 @@ class MaskCache {
   void store_mask(Table& t, State& state, std::span<const uint32_t> words);
   // Where state `s` is the first copy of a counted loop whose later copies check out, sets the
   // bits of the tokens starting with its loop bytes and returns those bytes; else returns none.
+  // `verdict`: the one kept for s (counted_verdict()); the copies are checked when it has none.
   ByteSet answer_counted(Table& t, Walk& walk, int32_t s, const RowLookup& row_of,
-                         std::span<uint32_t> words);
+                         CountedVerdict verdict, std::span<uint32_t> words);
   // The verdict for `s` (kUnknown: none), and the verdicts a check implies for the first
   // states of the copies it saw.
   static CountedVerdict counted_verdict(Table& t, int32_t s);

@@ -154,13 +154,13 @@ std::shared_ptr<const TokenVocabulary::LoopIndex> TokenVocabulary::make_loop_ind
   for (int32_t id : token_ids_) {
     const std::string_view t = token_bytes(id);
     uint32_t q = 0;
-    uint32_t copy = 0;       // kCount transitions taken so far
-    uint32_t last_copy = 0;  // the copy of the last loop byte read
+    uint32_t copy = 0;            // kCount transitions taken so far
+    uint32_t last_loop_copy = 0;  // the copy of the last loop byte read
     size_t p = 0;
     for (; p < t.size(); ++p) {
       const uint8_t n = spec.next[q][static_cast<uint8_t>(t[p])];
       if (n == LoopSpec::kOut) break;
-      last_copy = copy;
+      last_loop_copy = copy;
       if (LoopSpec::counts(n)) ++copy;
       q = LoopSpec::target(n);
     }
@@ -171,9 +171,9 @@ std::shared_ptr<const TokenVocabulary::LoopIndex> TokenVocabulary::make_loop_ind
       rest[q].emplace_back(t.substr(p), id);
     }
     if (!counted) continue;
-    index->max_copy = std::max(index->max_copy, p == t.size() ? last_copy : copy);
-    if (last_copy > 0) index->last_copy.emplace_back(last_copy, id);
-    for (uint32_t k = 0; k <= last_copy && k < kOverMasks; ++k) {
+    index->max_copy = std::max(index->max_copy, p == t.size() ? last_loop_copy : copy);
+    if (last_loop_copy > 0) index->last_copy.emplace_back(last_loop_copy, id);
+    for (uint32_t k = 0; k <= last_loop_copy && k < kOverMasks; ++k) {
       index->over_masks[k][static_cast<size_t>(id) >> 5] |= uint32_t{1} << (id & 31);
     }
   }
