@@ -297,6 +297,31 @@ TEST(MaskCache, PreparedVocabularyBuildsNoLoopIndexDuringRequests) {
   EXPECT_EQ(vocab->num_loop_indexes(), prepared);
 }
 
+// The counted loops of bounded strings and of email / host-name atoms are prepared too: a
+// request inside them builds no index of its own (each position a first visit).
+TEST(MaskCache, PreparedVocabularyCoversBoundedStrings) {
+  auto vocab = test_vocabulary();
+  prepare_json_loop_indexes(vocab);
+  const size_t prepared = vocab->num_loop_indexes();
+  auto g = compile_json_schema_text(
+      R"({"type":"object","properties":{"to":{"type":"string","format":"email"},
+          "host":{"type":"string","format":"hostname"},"note":{"type":"string","maxLength":70}},
+          "required":["to","host","note"]})");
+  std::vector<uint32_t> words(vocab->mask_words());
+  const std::string text =
+      "{\"to\":\"john.doe@mail.example\",\"host\":\"api.example\",\"note\":\"two words\"}";
+  ByteMatcher bytes(g);
+  size_t counted = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    MaskCache fresh(*g, *vocab);
+    ASSERT_TRUE(bytes.accept_byte(static_cast<uint8_t>(text[i]))) << i;
+    ASSERT_TRUE(fresh.fill(bytes, words));
+    counted += fresh.num_counted_fills();
+    EXPECT_EQ(vocab->num_loop_indexes(), prepared) << "new loop index after " << text.substr(0, i + 1);
+  }
+  EXPECT_GT(counted, 0u);
+}
+
 TEST(MaskCache, EqualsReferenceOnJsonSchemaBench) {
   const fs::path root = source_dir() / ".." / "shared" / "data" / "jsonschemabench" / "data";
   if (!fs::exists(root)) GTEST_SKIP() << "no jsonschemabench data at " << root;
