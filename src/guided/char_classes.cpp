@@ -71,6 +71,19 @@ void CodePointSet::add(const CodePointSet& other) {
   normalize();
 }
 
+void CodePointSet::add(const std::vector<std::pair<uint32_t, uint32_t>>& ranges) {
+  for (auto [lo, hi] : ranges) {
+    if (lo <= std::min(hi, kMaxCodePoint)) ranges_.emplace_back(lo, std::min(hi, kMaxCodePoint));
+  }
+  normalize();
+}
+
+CodePointSet CodePointSet::intersect(const CodePointSet& other) const {
+  CodePointSet either = complement();
+  either.add(other.complement());
+  return either.complement();
+}
+
 void CodePointSet::normalize() {
   std::sort(ranges_.begin(), ranges_.end());
   std::vector<std::pair<uint32_t, uint32_t>> merged;

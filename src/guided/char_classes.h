@@ -37,6 +37,9 @@ class CodePointSet {
   }
   void add(uint32_t lo, uint32_t hi);  // inclusive; hi clamped to kMaxCodePoint
   void add(const CodePointSet& other);
+  // Many ranges at once (inclusive, any order, may overlap): one normalisation.
+  void add(const std::vector<std::pair<uint32_t, uint32_t>>& ranges);
+  CodePointSet intersect(const CodePointSet& other) const;
   CodePointSet complement() const;     // relative to all()
   bool contains(uint32_t cp) const;
   bool empty() const { return ranges_.empty(); }

@@ -92,6 +92,7 @@ class Nfa {
         return repeat(n);
       case K::kStart:
       case K::kEnd:
+      case K::kLook:
         break;
     }
     regex::misplaced_anchor(pattern_, n);
@@ -360,7 +361,38 @@ CodePointDfa CodePointDfa::from_strings(const std::vector<std::string>& strings)
 }
 
 CodePointDfa CodePointDfa::from_regex(std::string_view pattern, bool search, size_t max_states) {
-  regex::Node root = regex::parse(pattern);
+  return from_regex_tree(regex::parse(pattern), pattern, search, max_states);
+}
+
+// Branch by branch: the strings of the branch without its opening lookaheads, intersected with
+// each lookahead's language (or its complement). At the string's start, (?=X) holds where a
+// prefix matches X: the strings of X with each of its branches anchored at the start, searched
+// (its own $ still ends the string). Lookaheads inside X are handled the same way, recursively.
+CodePointDfa CodePointDfa::with_lookaheads(regex::Node root, std::string_view pattern, bool search,
+                                           size_t max_states) {
+  CodePointDfa out = nothing();
+  for (regex::Node& branch : root.kids) {
+    std::vector<regex::Node> looks = regex::take_lookaheads(pattern, branch, search);
+    regex::Node alone{regex::Node::Kind::kAlt, branch.offset};
+    alone.kids.push_back(std::move(branch));
+    CodePointDfa dfa = from_regex_tree(std::move(alone), pattern, search, max_states).minimized();
+    for (regex::Node& look : looks) {
+      regex::Node inner = std::move(look.kids[0]);
+      for (regex::Node& b : inner.kids) {
+        b.kids.insert(b.kids.begin(), regex::Node(regex::Node::Kind::kStart, look.offset));
+      }
+      CodePointDfa holds = from_regex_tree(std::move(inner), pattern, true, max_states);
+      if (look.negative) holds = holds.complement();
+      dfa = intersect(dfa, holds, max_states).minimized();
+    }
+    out = unite(out, dfa, max_states).minimized();
+  }
+  return out;
+}
+
+CodePointDfa CodePointDfa::from_regex_tree(regex::Node root, std::string_view pattern, bool search,
+                                           size_t max_states) {
+  if (regex::has_lookahead(root)) return with_lookaheads(std::move(root), pattern, search, max_states);
   // The NFA may be several times the DFA; both are bounded.
   Nfa nfa(pattern, max_states * 8);
   const uint32_t start = nfa.add(), accept = nfa.add();

@@ -30,6 +30,10 @@
 
 namespace afm::guided {
 
+namespace regex {
+struct Node;
+}
+
 class CodePointDfa {
  public:
   static constexpr uint32_t kDead = UINT32_MAX;
@@ -68,6 +72,10 @@ class CodePointDfa {
   Expr lower(GrammarBuilder& b, CharEncoding encoding) const;
 
  private:
+  static CodePointDfa from_regex_tree(regex::Node root, std::string_view pattern, bool search,
+                                      size_t max_states);
+  static CodePointDfa with_lookaheads(regex::Node root, std::string_view pattern, bool search,
+                                      size_t max_states);
   uint32_t atom_of(uint32_t cp) const;
   uint32_t next(uint32_t state, uint32_t atom) const { return next_[state * num_atoms() + atom]; }
   CodePointSet atom_set(uint32_t atom) const;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "guided/code_point_dfa.h"
 #include "guided/regex_parser.h"
 
 namespace afm::guided {
@@ -62,6 +63,7 @@ class Lowerer {
       }
       case Node::Kind::kStart:
       case Node::Kind::kEnd:
+      case Node::Kind::kLook:
         break;
     }
     regex::misplaced_anchor(pattern_, n);
@@ -143,11 +145,21 @@ class Lowerer {
   CharEncoding encoding_;
 };
 
+// Lookaheads intersect languages, which rules cannot: the regular layer builds the automaton.
+RegexExpr compile_through_dfa(GrammarBuilder& b, std::string_view pattern, CharEncoding encoding,
+                              bool search) {
+  const CodePointDfa dfa = CodePointDfa::from_regex(pattern, search).minimized();
+  if (dfa.empty()) return {b.nothing(), 0, 0};
+  const auto [min_chars, max_chars] = dfa.length_range();
+  return {dfa.lower(b, encoding), min_chars, max_chars};
+}
+
 }  // namespace
 
 RegexExpr compile_regex(GrammarBuilder& b, std::string_view pattern, CharEncoding encoding,
                         bool search) {
   Node root = regex::parse(pattern);
+  if (regex::has_lookahead(root)) return compile_through_dfa(b, pattern, encoding, search);
   Lowerer lowerer(b, pattern, encoding);
   std::vector<Expr> options;
   RegexExpr out{b.empty(), kUnbounded, 0};

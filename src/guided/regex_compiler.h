@@ -5,7 +5,8 @@
 // groups (capturing, (?:...) and (?<name>...)), alternation, quantifiers ? * + {m} {m,} {m,n}
 // (lazy forms too: same language), and anchors ^ $ at the start/end of a top-level branch.
 // Matching is over Unicode code points ('u'-flag semantics); '.' excludes \n \r U+2028 U+2029.
-// Unsupported constructs (backreferences, lookaround, \b \B, \p{..}, anchors elsewhere) throw
+// Unicode property escapes \p{..} \P{..} (unicode_properties.h). Unsupported constructs
+// (backreferences, lookaround, \b \B, scripts in \p{..}, anchors elsewhere) throw
 // afm::Error(kUnsupported) naming the construct and its byte offset in the pattern; syntax
 // errors throw afm::Error(kInvalidArgument) with the offset. Patterns are untrusted: nesting
 // depth and repetition counts are bounded.

@@ -3,9 +3,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
+#include <optional>
 #include <string>
 
 #include "base/error.h"
+#include "guided/unicode_properties.h"
 
 namespace afm::guided::regex {
 
@@ -155,8 +158,9 @@ class Parser {
     Node atom = parse_atom(depth);
     uint32_t min, max;
     if (!read_quantifier(&min, &max)) return atom;
-    if (atom.kind == Node::Kind::kStart || atom.kind == Node::Kind::kEnd) {
-      syntax_error(p_, start, "quantifier on an anchor");
+    if (atom.kind == Node::Kind::kStart || atom.kind == Node::Kind::kEnd ||
+        atom.kind == Node::Kind::kLook) {
+      syntax_error(p_, start, "quantifier on an assertion");
     }
     Node rep{Node::Kind::kRepeat};
     rep.offset = start;
@@ -204,9 +208,16 @@ class Parser {
     ++pos_;  // '('
     if (p_.substr(pos_, 2) == "?:") {
       pos_ += 2;
-    } else if (p_.substr(pos_, 2) == "?=" || p_.substr(pos_, 2) == "?!" ||
-               p_.substr(pos_, 3) == "?<=" || p_.substr(pos_, 3) == "?<!") {
-      unsupported(p_, start, "lookaround assertion");
+    } else if (p_.substr(pos_, 2) == "?=" || p_.substr(pos_, 2) == "?!") {
+      Node look{Node::Kind::kLook, start};
+      look.negative = p_[pos_ + 1] == '!';
+      pos_ += 2;
+      look.kids.push_back(parse_alt(depth + 1));
+      if (at_end() || peek() != ')') syntax_error(p_, start, "unterminated group");
+      ++pos_;
+      return look;
+    } else if (p_.substr(pos_, 3) == "?<=" || p_.substr(pos_, 3) == "?<!") {
+      unsupported(p_, start, "lookbehind assertion");
     } else if (p_.substr(pos_, 2) == "?<") {
       size_t close = p_.find('>', pos_);
       if (close == std::string_view::npos) syntax_error(p_, start, "unterminated group name");
@@ -285,7 +296,7 @@ class Parser {
         unsupported(p_, start, "word boundary \\b");
       case 'B': unsupported(p_, start, "word boundary \\B");
       case 'k': unsupported(p_, start, "named backreference \\k");
-      case 'p': case 'P': unsupported(p_, start, "Unicode property escape \\p");
+      case 'p': case 'P': return property_escape(c == 'P', start);
       case '0':
         if (!at_end() && std::isdigit(static_cast<unsigned char>(peek()))) {
           unsupported(p_, start, "octal escape");
@@ -302,6 +313,20 @@ class Parser {
     }
   }
 
+  // After "\\p" or "\\P": `{name}`, a set from unicode_properties.h. A negated property is
+  // the assigned code points outside it, never unassigned ones (see that header).
+  CodePointSet property_escape(bool negated, size_t start) {
+    if (at_end() || peek() != '{') syntax_error(p_, start, "\\p without {name}");
+    const size_t close = p_.find('}', pos_);
+    if (close == std::string_view::npos) syntax_error(p_, start, "unterminated \\p{...}");
+    const std::string_view name = p_.substr(pos_ + 1, close - pos_ - 1);
+    pos_ = close + 1;
+    std::optional<CodePointSet> set = unicode_property(name);
+    if (!set) unsupported(p_, start, "Unicode property \\p{" + std::string(name) + "}");
+    ++properties_seen_;
+    return negated ? assigned_code_points().intersect(set->complement()) : *set;
+  }
+
   // One class atom; sets *single when it is one code point (usable as a range end).
   CodePointSet class_atom(bool* single, uint32_t* cp) {
     const size_t before = pos_;
@@ -313,7 +338,7 @@ class Parser {
       s = CodePointSet::of(v, v);
     }
     *single = s.ranges().size() == 1 && s.ranges()[0].first == s.ranges()[0].second &&
-              !(p_[before] == '\\' && std::string_view("dDwWsS").find(p_[before + 1]) !=
+              !(p_[before] == '\\' && std::string_view("dDwWsSpP").find(p_[before + 1]) !=
                                           std::string_view::npos);
     if (*single) *cp = s.ranges()[0].first;
     return s;
@@ -324,6 +349,7 @@ class Parser {
     ++pos_;  // '['
     bool negate = !at_end() && peek() == '^';
     if (negate) ++pos_;
+    const size_t properties_before = properties_seen_;
     CodePointSet set;
     while (true) {
       if (at_end()) syntax_error(p_, start, "unterminated character class");
@@ -349,11 +375,15 @@ class Parser {
       set.add(atom);
     }
     ++pos_;  // ']'
-    return negate ? set.complement() : set;
+    if (!negate) return set;
+    // [^\p{L}] names only assigned code points for the same reason \P{L} does.
+    return properties_seen_ == properties_before ? set.complement()
+                                                 : assigned_code_points().intersect(set.complement());
   }
 
   std::string_view p_;
   size_t pos_ = 0;
+  size_t properties_seen_ = 0;  // \p / \P escapes parsed so far
 };
 
 }  // namespace
@@ -385,7 +415,38 @@ BranchEnds strip_anchors(Node& branch, bool search) {
   return ends;
 }
 
+namespace {
+
+const Node* find_lookahead(const Node& n) {
+  if (n.kind == Node::Kind::kLook) return &n;
+  for (const Node& k : n.kids) {
+    if (const Node* found = find_lookahead(k)) return found;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool has_lookahead(const Node& n) { return find_lookahead(n) != nullptr; }
+
+std::vector<Node> take_lookaheads(std::string_view pattern, Node& branch, bool search) {
+  auto& kids = branch.kids;
+  auto first = kids.begin();
+  while (first != kids.end() && first->kind == Node::Kind::kStart) ++first;
+  auto last = first;
+  while (last != kids.end() && last->kind == Node::Kind::kLook) ++last;
+  if (search && first != last && first == kids.begin()) misplaced_anchor(pattern, *first);
+  std::vector<Node> looks(std::make_move_iterator(first), std::make_move_iterator(last));
+  kids.erase(first, last);
+  if (const Node* other = find_lookahead(branch)) misplaced_anchor(pattern, *other);
+  return looks;
+}
+
 [[noreturn]] void misplaced_anchor(std::string_view pattern, const Node& anchor) {
+  if (anchor.kind == Node::Kind::kLook) {
+    unsupported(pattern, anchor.offset,
+                "lookahead that does not open an anchored top-level branch");
+  }
   unsupported(pattern, anchor.offset,
               std::string("anchor ") + (anchor.kind == Node::Kind::kStart ? "^" : "$") +
                   " that is not at the start/end of a top-level branch");

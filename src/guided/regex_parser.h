@@ -11,11 +11,13 @@
 namespace afm::guided::regex {
 
 struct Node {
-  enum class Kind { kChars, kConcat, kAlt, kRepeat, kStart, kEnd };
+  // kLook: a lookahead (?=X) or (?!X) (`negative`), its one kid the kAlt of X.
+  enum class Kind { kChars, kConcat, kAlt, kRepeat, kStart, kEnd, kLook };
   Kind kind = Kind::kConcat;
   CodePointSet chars;        // kChars
-  std::vector<Node> kids;    // kConcat, kAlt, kRepeat (one kid)
+  std::vector<Node> kids;    // kConcat, kAlt, kRepeat (one kid), kLook (one kid)
   uint32_t min = 0, max = 0; // kRepeat
+  bool negative = false;     // kLook
   size_t offset = 0;         // byte offset in the pattern, for errors
 
   explicit Node(Kind k = Kind::kConcat, size_t at = 0) : kind(k), offset(at) {}
@@ -30,8 +32,19 @@ struct BranchEnds {
   bool anchored_start, anchored_end;
 };
 BranchEnds strip_anchors(Node& branch, bool search);
-// The error for a ^ or $ anywhere else (`anchor` is that node).
+// The error for a ^ or $ anywhere else, or a lookahead anywhere but where take_lookaheads
+// takes it (`anchor` is that node).
 [[noreturn]] void misplaced_anchor(std::string_view pattern, const Node& anchor);
+
+// Whether a lookahead appears anywhere in the tree.
+bool has_lookahead(const Node& n);
+// Removes and returns the lookaheads that open a top-level branch right after its leading ^
+// (`^(?!aws:)(?=.*[0-9])...`). Each then constrains the whole string from its start: the
+// branch's strings that a prefix of match (or, negated, that none does). A branch that opens
+// with lookaheads must be anchored at its start (a ^, or search = false): elsewhere the error
+// of misplaced_anchor, as is a lookahead anywhere else in the branch (inside a group, after a
+// character). The lookaheads' own contents are not checked here.
+std::vector<Node> take_lookaheads(std::string_view pattern, Node& branch, bool search);
 
 // Error helpers naming the pattern and the offset.
 [[noreturn]] void unsupported(std::string_view pattern, size_t offset, const std::string& what);
