@@ -145,6 +145,114 @@ class Lowerer {
   CharEncoding encoding_;
 };
 
+// Lengths with every repetition of varying count read elastically (compile_regex_within):
+// saturating arithmetic, kHuge standing for "unbounded or too long to matter".
+constexpr uint64_t kHuge = uint64_t{1} << 62;
+
+uint64_t sat_add(uint64_t a, uint64_t b) { return std::min(a + b, kHuge); }
+uint64_t sat_mul(uint64_t a, uint64_t b) {
+  if (a == 0 || b == 0) return 0;
+  return a > kHuge / b ? kHuge : std::min(a * b, kHuge);
+}
+
+struct Elastic {
+  uint64_t j, k;
+  // X{a,b} with b > a read as X{min(a+j, b), min(b, a+k)}; fixed counts stay.
+  std::pair<uint64_t, uint64_t> bounds(const Node& n) const {
+    const uint64_t b = n.max == kUnbounded ? kHuge : n.max;
+    if (b == n.min) return {n.min, n.min};
+    return {std::min(n.min + j, b), std::min({b, n.min + k, uint64_t{kUnbounded} - 1})};
+  }
+  std::pair<uint64_t, uint64_t> lengths(const Node& n) const {
+    switch (n.kind) {
+      case Node::Kind::kChars:
+        return {1, 1};
+      case Node::Kind::kRepeat: {
+        const auto [lo, hi] = lengths(n.kids[0]);
+        const auto [m, x] = bounds(n);
+        return {sat_mul(lo, m), sat_mul(hi, x)};
+      }
+      case Node::Kind::kAlt: {
+        std::pair<uint64_t, uint64_t> out{kHuge, 0};
+        for (const Node& kid : n.kids) {
+          const auto [lo, hi] = lengths(kid);
+          out = {std::min(out.first, lo), std::max(out.second, hi)};
+        }
+        return out;
+      }
+      default: {  // kConcat; anchors are empty
+        std::pair<uint64_t, uint64_t> out{0, 0};
+        for (const Node& kid : n.kids) {
+          const auto [lo, hi] = lengths(kid);
+          out = {sat_add(out.first, lo), sat_add(out.second, hi)};
+        }
+        return out;
+      }
+    }
+  }
+  void apply(Node& n) const {
+    if (n.kind == Node::Kind::kRepeat) {
+      const auto [m, x] = bounds(n);
+      n.min = static_cast<uint32_t>(m);
+      n.max = static_cast<uint32_t>(x);
+    }
+    for (Node& kid : n.kids) apply(kid);
+  }
+};
+
+Node star_of(CodePointSet set) {
+  Node chars{Node::Kind::kChars};
+  chars.chars = std::move(set);
+  Node rep{Node::Kind::kRepeat};
+  rep.min = 0;
+  rep.max = kUnbounded;
+  rep.kids.push_back(std::move(chars));
+  return rep;
+}
+
+// A searched branch's unanchored ends made explicit, as repetitions the bounds can count: the
+// ends trimmed as lower_branch trims them, then any characters before and after (before a
+// branch of one class C, characters outside C: the first C is the match). A branch that
+// matches the empty string is found in every string: any characters, once.
+void pad_search_ends(Node& branch, bool anchored_start, bool anchored_end) {
+  auto& kids = branch.kids;
+  if (!anchored_end) Lowerer::trim_search_end(kids, /*back=*/true);
+  if (!anchored_start) Lowerer::trim_search_end(kids, /*back=*/false);
+  if (kids.empty()) {
+    kids.push_back(star_of(CodePointSet::all()));
+    return;
+  }
+  const CodePointSet* single = kids.size() == 1 ? Lowerer::single_class(kids[0]) : nullptr;
+  const bool first_match = !anchored_start && !anchored_end && single != nullptr &&
+                           !single->complement().empty();
+  if (!anchored_start) {
+    kids.insert(kids.begin(), star_of(first_match ? single->complement() : CodePointSet::all()));
+  }
+  if (!anchored_end) kids.push_back(star_of(CodePointSet::all()));
+}
+
+// The elastic reading of one branch (anchored, or padded) within [lo, hi], or nullopt.
+std::optional<Elastic> fit_elastic(const Node& branch, uint64_t lo, uint64_t hi) {
+  Elastic e{0, 0};
+  if (e.lengths(branch).second > hi) return std::nullopt;
+  uint64_t good = 0, bad = hi + 1;  // the largest k whose longest string fits
+  while (bad - good > 1) {
+    e.k = good + (bad - good) / 2;
+    (e.lengths(branch).second <= hi ? good : bad) = e.k;
+  }
+  e.k = good;
+  e.j = e.k;
+  if (e.lengths(branch).first < lo) return std::nullopt;
+  uint64_t low_bad = 0, low_good = e.k;  // then the smallest j whose shortest string fits
+  if (Elastic{0, e.k}.lengths(branch).first >= lo) low_good = 0;
+  while (low_good - low_bad > 1) {
+    e.j = low_bad + (low_good - low_bad) / 2;
+    (e.lengths(branch).first >= lo ? low_good : low_bad) = e.j;
+  }
+  e.j = low_good;
+  return e;
+}
+
 // Lookaheads intersect languages, which rules cannot: the regular layer builds the automaton.
 RegexExpr compile_through_dfa(GrammarBuilder& b, std::string_view pattern, CharEncoding encoding,
                               bool search) {
@@ -169,6 +277,31 @@ RegexExpr compile_regex(GrammarBuilder& b, std::string_view pattern, CharEncodin
     out.min_chars = std::min(out.min_chars, r.min_chars);
     out.max_chars = std::max(out.max_chars, r.max_chars);
   }
+  out.expr = b.alt(std::move(options));
+  return out;
+}
+
+std::optional<RegexExpr> compile_regex_within(GrammarBuilder& b, std::string_view pattern,
+                                              CharEncoding encoding, bool search,
+                                              uint32_t min_chars, uint32_t max_chars) {
+  Node root = regex::parse(pattern);
+  Lowerer lowerer(b, pattern, encoding);
+  std::vector<Expr> options;
+  RegexExpr out{b.empty(), kUnbounded, 0};
+  for (Node& branch : root.kids) {
+    const auto [anchored_start, anchored_end] = regex::strip_anchors(branch, search);
+    if (regex::has_lookahead(branch)) continue;
+    if (!anchored_start || !anchored_end) pad_search_ends(branch, anchored_start, anchored_end);
+    const std::optional<Elastic> fit = fit_elastic(branch, min_chars, max_chars);
+    if (!fit) continue;
+    fit->apply(branch);
+    RegexExpr r = lowerer.lower(branch);
+    if (r.min_chars < min_chars || r.max_chars > max_chars) continue;  // cannot happen; be safe
+    options.push_back(r.expr);
+    out.min_chars = std::min(out.min_chars, r.min_chars);
+    out.max_chars = std::max(out.max_chars, r.max_chars);
+  }
+  if (options.empty()) return std::nullopt;
   out.expr = b.alt(std::move(options));
   return out;
 }

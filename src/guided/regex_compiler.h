@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "guided/char_classes.h"
@@ -34,6 +35,18 @@ struct RegexExpr {
 // `search`: true for JSON Schema semantics (match anywhere), false for a full match.
 RegexExpr compile_regex(GrammarBuilder& b, std::string_view pattern, CharEncoding encoding,
                         bool search);
+
+// A sub-language of the pattern whose strings all have min_chars..max_chars code points, for
+// length bounds whose exact intersection is too large an automaton (an ARN pattern with
+// `maxLength: 2048`). Every repetition whose count may vary, X{a,b} with b > a (b may be
+// unbounded), becomes X{min(a+j, b), min(b, a+k)}, with the largest k and then the smallest j that
+// keep each branch's lengths within the bounds; a searched branch's unanchored ends count as
+// repetitions of any character. Narrower than the exact intersection (a string whose one
+// repetition runs past a+k is lost), never wider. Branches with lookaheads, and branches that
+// no j, k fit, are left out; nullopt when none is left. Errors as compile_regex.
+std::optional<RegexExpr> compile_regex_within(GrammarBuilder& b, std::string_view pattern,
+                                              CharEncoding encoding, bool search,
+                                              uint32_t min_chars, uint32_t max_chars);
 
 // A whole grammar for the pattern over raw UTF-8 text.
 std::shared_ptr<const Grammar> compile_regex_grammar(std::string_view pattern, bool search);

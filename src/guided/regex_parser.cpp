@@ -401,17 +401,41 @@ class Parser {
 
 Node parse(std::string_view pattern) { return Parser(pattern).parse_all(); }
 
+namespace {
+
+// Whether a sequence opens (front) or closes with its anchor, looking into a group at that
+// edge: `(^a|^b)c` opens with ^ in every alternative.
+bool edge_anchored(const Node& seq, bool front) {
+  if (seq.kids.empty()) return false;
+  const Node& edge = front ? seq.kids.front() : seq.kids.back();
+  if (edge.kind == (front ? Node::Kind::kStart : Node::Kind::kEnd)) return true;
+  return edge.kind == Node::Kind::kAlt &&
+         std::all_of(edge.kids.begin(), edge.kids.end(),
+                     [&](const Node& alt) { return edge_anchored(alt, front); });
+}
+
+// Removes the anchors at a sequence's edge, in a group there too. Only where that edge is the
+// string's start (end) in every match: there they always hold.
+void remove_edge_anchors(Node& seq, bool front) {
+  auto& kids = seq.kids;
+  const Node::Kind anchor = front ? Node::Kind::kStart : Node::Kind::kEnd;
+  while (!kids.empty() && (front ? kids.front() : kids.back()).kind == anchor) {
+    kids.erase(front ? kids.begin() : kids.end() - 1);
+  }
+  if (kids.empty()) return;
+  Node& edge = front ? kids.front() : kids.back();
+  if (edge.kind != Node::Kind::kAlt) return;
+  for (Node& alt : edge.kids) remove_edge_anchors(alt, front);
+}
+
+}  // namespace
+
 BranchEnds strip_anchors(Node& branch, bool search) {
   BranchEnds ends{!search, !search};
-  auto& kids = branch.kids;
-  while (!kids.empty() && kids.front().kind == Node::Kind::kStart) {
-    ends.anchored_start = true;
-    kids.erase(kids.begin());
-  }
-  while (!kids.empty() && kids.back().kind == Node::Kind::kEnd) {
-    ends.anchored_end = true;
-    kids.pop_back();
-  }
+  ends.anchored_start = ends.anchored_start || edge_anchored(branch, true);
+  ends.anchored_end = ends.anchored_end || edge_anchored(branch, false);
+  if (ends.anchored_start) remove_edge_anchors(branch, true);
+  if (ends.anchored_end) remove_edge_anchors(branch, false);
   return ends;
 }
 

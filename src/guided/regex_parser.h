@@ -27,7 +27,9 @@ struct Node {
 Node parse(std::string_view pattern);
 
 // Which ends of a top-level branch are anchored. strip_anchors removes the branch's leading ^
-// and trailing $; with search = false (a full match) both ends count as anchored anyway.
+// and trailing $, also inside a group at the branch's edge where every alternative of the group
+// has one (`(^a|^b)c$`) or the edge is anchored anyway (`^(^a|b)`); with search = false (a
+// full match) both ends count as anchored anyway.
 struct BranchEnds {
   bool anchored_start, anchored_end;
 };

@@ -247,12 +247,12 @@ Expr SchemaCompiler::string_body(const Json& schema, const std::string& pointer)
   if (min_len > max_len) return b_.nothing();
   const std::vector<StringRegex> regexes = string_regexes(schema, pointer);
   if (regexes.empty() && !schema.contains(kNotStrings)) {
-    if (min_len > kMaxLengthBound || (max_len != UINT64_MAX && max_len > kMaxLengthBound)) {
-      unsupported(pointer, min_len > kMaxLengthBound ? "minLength" : "maxLength",
-                  "lengths above 100000 are not supported");
-    }
+    // A counted repetition costs the same for any count (byte_matcher.h). A maxLength past the
+    // largest count is read as that count (over 4 billion characters: narrower, never wider).
+    if (min_len >= kUnbounded) unsupported(pointer, "minLength", "lengths of 2^32 - 1 or more");
     return b_.repeat(any_char(), static_cast<uint32_t>(min_len),
-                     max_len == UINT64_MAX ? kUnbounded : static_cast<uint32_t>(max_len));
+                     max_len == UINT64_MAX ? kUnbounded : static_cast<uint32_t>(std::min<uint64_t>(
+                                                              max_len, kUnbounded - 1)));
   }
   // One regex whose lengths imply the bounds: its grammar directly. (Lowering a format from
   // its automaton instead was measured: cold mask p99 87-94 -> 97-125 us on the Qwen2 task
@@ -271,7 +271,22 @@ Expr SchemaCompiler::string_body(const Json& schema, const std::string& pointer)
     }
   }
   // Several regexes, or bounds the regex does not imply: their intersection, as an automaton.
-  return string_dfa(schema, pointer).lower(b_, CharEncoding::kJsonString);
+  try {
+    return string_dfa(schema, pointer).lower(b_, CharEncoding::kJsonString);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kUnsupported || regexes.size() != 1 ||
+        schema.contains(kNotStrings) || min_len >= kUnbounded) {
+      throw;
+    }
+    // Too large an automaton (or a bound past its budget): one regex with its repetitions
+    // bounded to fit the lengths, a sub-language (regex_compiler.h, compile_regex_within).
+    std::optional<RegexExpr> within = compile_regex_within(
+        b_, regexes[0].regex, CharEncoding::kJsonString, regexes[0].search,
+        static_cast<uint32_t>(min_len),
+        static_cast<uint32_t>(std::min<uint64_t>(max_len, kUnbounded - 1)));
+    if (!within) throw;
+    return within->expr;
+  }
 }
 
 Expr SchemaCompiler::compile_string(const Json& schema, const std::string& pointer) {

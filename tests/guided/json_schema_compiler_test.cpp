@@ -165,8 +165,26 @@ TEST(JsonSchemaCompiler, StringsLengthPatternFormat) {
   auto mail = compile(R"({"type":"string","format":"email","maxLength":1024})");
   EXPECT_TRUE(ok(mail, R"("first.last@example.co.uk")"));
   EXPECT_FALSE(ok(mail, "\"" + std::string(65, 'a') + "@example.com\""));  // local atom > 64
-  expect_error(R"({"type":"string","pattern":"^(a|b)*a(a|b){40}$","maxLength":80})",
+  expect_error(R"({"type":"string","pattern":"(a|b)*a(a|b){40}","format":"date"})",
                ErrorCode::kUnsupported, "pattern", "#");  // the automaton's state budget
+  // With one regex, its repetitions are bounded to fit the length instead
+  // (compile_regex_within): every string kept is valid; (a|b)* keeps 39 of its 41 counts.
+  auto elastic = compile(R"({"type":"string","pattern":"^(a|b)*a(a|b){40}$","maxLength":80})");
+  EXPECT_TRUE(ok(elastic, "\"a" + std::string(40, 'b') + "\""));
+  EXPECT_TRUE(ok(elastic, "\"" + std::string(39, 'b') + "a" + std::string(40, 'b') + "\""));
+  EXPECT_FALSE(ok(elastic, "\"" + std::string(40, 'b') + "a" + std::string(40, 'b') + "\""));
+  auto searched = compile(R"({"type":"string","pattern":"a(a|b){40}","maxLength":80})");
+  EXPECT_TRUE(ok(searched, "\"xy" + std::string(5, 'a') + std::string(40, 'b') + "z\""));
+  EXPECT_FALSE(ok(searched, "\"xy" + std::string(39, 'b') + "\""));
+  // A counted repetition costs the same for any count: lengths past 100000 compile.
+  auto huge = compile(R"({"type":"string","minLength":1,"maxLength":2147483647})");
+  EXPECT_TRUE(ok(huge, "\"" + std::string(200000, 'x') + "\""));
+  EXPECT_FALSE(ok(huge, R"("")"));
+  auto long_arn = compile(R"({"type":"string","minLength":20,"maxLength":2048,)"
+                          R"("pattern":"^arn:aws[a-z0-9-]*:acm:[a-z0-9-]+:\\d{12}:cert/[^\\s]+$"})");
+  EXPECT_TRUE(ok(long_arn, R"("arn:aws:acm:us-east-1:123456789012:cert/abc")"));
+  EXPECT_FALSE(ok(long_arn, R"("arn:aws:acm:us-east-1:12345678901:cert/abc")"));
+  EXPECT_FALSE(ok(long_arn, "\"arn:aws:acm:x:123456789012:cert/" + std::string(2048, 'x') + "\""));
   EXPECT_NO_THROW(compile(R"({"type":"string","pattern":"^a{1,2}$","maxLength":3})"));
   expect_error(R"({"properties":{"s":{"pattern":"(a)\\1"}}})", ErrorCode::kUnsupported, "pattern",
                "#/properties/s");

@@ -145,6 +145,20 @@ TEST(RegexCompiler, PropertiesAndLookaheadsEqualAnEcmaEngine) {
   EXPECT_GE(checked, 6000u);
 }
 
+TEST(RegexCompiler, AnchorsInsideEdgeGroups) {
+  // Every alternative of the opening group anchored: the branch is.
+  EXPECT_TRUE(search("(^arn:\\w+$)|(^alias/\\S+$)$", "alias/x"));
+  EXPECT_FALSE(search("(^arn:\\w+$)|(^alias/\\S+$)$", "my alias/x"));
+  EXPECT_FALSE(search("(^arn:\\w+$)|(^alias/\\S+$)$", "arn:x y"));
+  // An anchored branch's edge holds them anyway.
+  EXPECT_TRUE(search("^(^a|b)c", "bc"));
+  EXPECT_FALSE(search("^(^a|b)c", "xbc"));
+  EXPECT_TRUE(search("^((^a)|b)c", "ac"));
+  EXPECT_TRUE(full("(^a|b$)", "b"));
+  // Mixed alternatives in a searched branch stay unsupported.
+  EXPECT_THROW(compile_regex_grammar("(^a|b)c", true), Error);
+}
+
 TEST(RegexCompiler, SearchSemanticsAndAnchors) {
   EXPECT_TRUE(search("b", "abc"));
   EXPECT_FALSE(search("^b", "abc"));
@@ -222,6 +236,50 @@ TEST(RegexCompiler, LengthBounds) {
   EXPECT_EQ(r.max_chars, 7u);
   RegexExpr s = compile_regex(b, "ab", CharEncoding::kUtf8, true);
   EXPECT_EQ(s.max_chars, kUnbounded);
+}
+
+// compile_regex_within: repetitions bounded so that every string fits the lengths.
+bool within(std::string_view pattern, uint32_t lo, uint32_t hi, std::string_view text) {
+  GrammarBuilder b;
+  std::optional<RegexExpr> r = compile_regex_within(b, pattern, CharEncoding::kUtf8, true, lo, hi);
+  if (!r) ADD_FAILURE() << pattern << " gave no language";
+  return r && ByteMatcher::matches(b.build(b.rule("r", r->expr)), text);
+}
+
+TEST(RegexCompiler, WithinBoundsKeepsASubLanguageOfTheRightLengths) {
+  // "arn:" [a-z]{0,k} ":" [0-9]{1,1+k} with 5 + 2k + 1 <= 20: k = 7.
+  EXPECT_TRUE(within("^arn:[a-z]*:[0-9]+$", 0, 20, "arn:abcdefg:12345678"));
+  EXPECT_TRUE(within("^arn:[a-z]*:[0-9]+$", 0, 20, "arn::1"));
+  EXPECT_FALSE(within("^arn:[a-z]*:[0-9]+$", 0, 20, "arn:abcdefgh:1"));  // valid, but lost
+  EXPECT_FALSE(within("^arn:[a-z]*:[0-9]+$", 0, 20, "arn:abc:x"));
+  // Minimums rise as little as they must: [a-z]{3,5} exactly.
+  EXPECT_FALSE(within("^[a-z]+$", 3, 5, "ab"));
+  EXPECT_TRUE(within("^[a-z]+$", 3, 5, "abc"));
+  EXPECT_TRUE(within("^[a-z]+$", 3, 5, "abcde"));
+  EXPECT_FALSE(within("^[a-z]+$", 3, 5, "abcdef"));
+  EXPECT_TRUE(within("^(ab)+c$", 4, 9, "ababc"));
+  EXPECT_FALSE(within("^(ab)+c$", 4, 9, "abc"));
+  EXPECT_FALSE(within("^(ab)+c$", 4, 9, "abababababc"));
+  // Unanchored ends are searched: padding that counts. [0-9]+ searched is (not digit)* digit
+  // any*, each repetition at most 4 long within 9 characters.
+  EXPECT_TRUE(within("[0-9]+", 0, 9, "abcd1efgh"));
+  EXPECT_FALSE(within("[0-9]+", 0, 9, "abcde1fgh"));  // valid, but lost
+  EXPECT_FALSE(within("[0-9]+", 0, 9, "abcdefgh"));
+  EXPECT_FALSE(within("[0-9]+", 0, 9, "1234567890"));
+  EXPECT_TRUE(within("^ab|cd$", 0, 4, "abxy"));
+  EXPECT_TRUE(within("^ab|cd$", 0, 4, "xycd"));
+  EXPECT_FALSE(within("^ab|cd$", 0, 4, "abxyz"));
+  EXPECT_TRUE(within("x*", 2, 3, "abc"));  // found in every string
+  EXPECT_FALSE(within("x*", 2, 3, "a"));
+  // Branches with lookaheads are left out; nothing left is no language.
+  GrammarBuilder b;
+  EXPECT_FALSE(compile_regex_within(b, "^(?!a)b+$", CharEncoding::kUtf8, true, 0, 9));
+  EXPECT_FALSE(compile_regex_within(b, "^abc$", CharEncoding::kUtf8, true, 0, 2));
+  EXPECT_FALSE(compile_regex_within(b, "^a{2}$", CharEncoding::kUtf8, true, 3, 9));
+  const auto r = compile_regex_within(b, "^x[a-z]*$", CharEncoding::kUtf8, true, 2, 4000000000u);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->min_chars, 2u);
+  EXPECT_EQ(r->max_chars, 4000000000u);
 }
 
 TEST(RegexCompiler, JsonStringEncoding) {
