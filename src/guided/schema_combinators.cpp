@@ -26,6 +26,9 @@ struct MemberMerge {
   std::unordered_map<std::string, size_t> property_index;
   Json required = Json::array();
   std::unordered_set<std::string> required_names;
+  // oneOf and if/then/else met again after the merged schema has one: applied to the whole
+  // merge at the end (wrap_deferred), in the order met.
+  std::vector<Json> deferred;
 
   void add_properties(const Json& props) {
     any_properties = true;
@@ -120,7 +123,39 @@ Json SchemaCompiler::merge_all_of(const Json& schema, const std::string& pointer
     merge_into(result, branch, pointer, members);
   }
   members.write_to(result);
+  for (const Json& extra : members.deferred) {
+    result = wrap_deferred(std::move(result), extra, pointer, depth);
+  }
   return result;
+}
+
+namespace {
+
+constexpr size_t kMaxAllOfProduct = 256;  // branches of an anyOf built from two
+
+Json all_of(std::vector<Json> parts) { return Json{{"allOf", Json(std::move(parts))}}; }
+
+}  // namespace
+
+// R and a keyword R already has, as one schema (exact):
+//  - oneOf B: R and exactly one b of B is exactly one of (R and b);
+//  - if I then T else E: (R and I and T) or (R and not I and E), T and E true when absent.
+// Each oneOf branch is merged at once, so that the oneOf narrowing (schema_one_of.cpp) reads
+// the branches' properties and required names.
+Json SchemaCompiler::wrap_deferred(Json merged, const Json& extra, const std::string& pointer,
+                                   int depth) {
+  if (extra.contains("oneOf")) {
+    if (!extra["oneOf"].is_array()) invalid(pointer, "oneOf", "must be a non-empty array");
+    Json branches = Json::array();
+    for (const Json& b : extra["oneOf"]) {
+      branches.push_back(merge_all_of(all_of({merged, b}), pointer, depth + 1));
+    }
+    return Json{{"oneOf", std::move(branches)}};
+  }
+  const Json then = extra.value("then", Json::object());
+  const Json otherwise = extra.value("else", Json::object());
+  return Json{{"anyOf", Json::array({all_of({merged, extra["if"], then}),
+                                     all_of({merged, Json{{"not", extra["if"]}}, otherwise})})}};
 }
 
 void SchemaCompiler::merge_into(Json& dst, const Json& src, const std::string& pointer,
@@ -166,20 +201,27 @@ void SchemaCompiler::merge_into(Json& dst, const Json& src, const std::string& p
     members.add_required(src["required"]);
   }
   // if / then / else act together, within their own schema: a then / else without an `if`
-  // beside it has no effect, and two branches' conditions cannot share one set of keywords.
+  // beside it has no effect, and two branches' conditions cannot share one set of keywords:
+  // the second applies to the whole merge (wrap_deferred).
   const bool conditional = src.contains("if");
-  if (conditional && dst.contains("if")) {
-    unsupported(pointer, "allOf", "cannot merge 'if' appearing in several branches");
+  const bool second_conditional = conditional && dst.contains("if");
+  if (second_conditional) {
+    Json c = Json::object();
+    for (const char* k : {"if", "then", "else"}) {
+      if (src.contains(k)) c[k] = src[k];
+    }
+    members.deferred.push_back(std::move(c));
   }
   for (const auto& [key, value] : src.items()) {
     if (is_annotation_keyword(key) || key == "properties" || key == "required") continue;
-    if ((key == "then" || key == "else") && !conditional) continue;
+    if ((key == "then" || key == "else") && (!conditional || second_conditional)) continue;
+    if (key == "if" && second_conditional) continue;
     if (!dst.contains(key)) {
       dst[key] = value;
       continue;
     }
     Json& mine = dst[key];
-    if (mine == value) continue;
+    if (mine == value || !is_assertion_keyword(key)) continue;  // an unknown keyword: annotation
     if (key == "type") {
       Json a = mine.is_array() ? mine : Json::array({mine});
       Json b = value.is_array() ? value : Json::array({value});
@@ -195,6 +237,21 @@ void SchemaCompiler::merge_into(Json& dst, const Json& src, const std::string& p
       mine.insert(mine.end(), value.begin(), value.end());
     } else if (key == "items" || key == "additionalProperties") {
       mine = Json{{"allOf", Json::array({mine, value})}};
+    } else if (key == "not") {  // not A and not B is not (A or B)
+      mine = Json{{"anyOf", Json::array({mine, value})}};
+    } else if (key == "anyOf" && mine.is_array() && value.is_array()) {
+      // (a1 or a2) and (b1 or b2): the pairs, each branch both.
+      if (mine.size() * value.size() > kMaxAllOfProduct) {
+        unsupported(pointer, "allOf", "two anyOf of more than " +
+                                          std::to_string(kMaxAllOfProduct) + " pairs");
+      }
+      Json pairs = Json::array();
+      for (const Json& a : mine) {
+        for (const Json& b : value) pairs.push_back(Json{{"allOf", Json::array({a, b})}});
+      }
+      mine = std::move(pairs);
+    } else if (key == "oneOf") {
+      members.deferred.push_back(Json{{"oneOf", value}});
     } else if (kMinKeywords.count(key) && mine.is_number() && value.is_number()) {
       if (value > mine) mine = value;
     } else if (kMaxKeywords.count(key) && mine.is_number() && value.is_number()) {

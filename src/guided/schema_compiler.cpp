@@ -92,10 +92,14 @@ std::string percent_decode(const std::string& s) {
 
 bool is_annotation_keyword(const std::string& key) { return kAnnotations.count(key) > 0; }
 
+bool is_assertion_keyword(const std::string& key) {
+  return kSupported.count(key) > 0 || kUnsupported.count(key) > 0;
+}
+
 bool has_assertions(const Json& schema) {
   if (!schema.is_object()) return true;
   for (const auto& [key, value] : schema.items()) {
-    if (kSupported.count(key) || kUnsupported.count(key)) return true;
+    if (is_assertion_keyword(key)) return true;
   }
   return false;
 }

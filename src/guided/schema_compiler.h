@@ -77,6 +77,8 @@ class SchemaCompiler {
   // Clears *exact where the union is a subset of the complement (documented there).
   std::vector<Json> negate(const Json& schema, const std::string& pointer, int depth,
                            bool* exact) const;
+  void negate_any_of(const Json& branches, const std::string& pointer, int depth, bool* exact,
+                     std::vector<Json>* out) const;
   // negate() where it is exact and every keyword has a complement; nullopt otherwise.
   std::optional<std::vector<Json>> exact_negation(const Json& schema,
                                                   const std::string& pointer) const;
@@ -119,6 +121,8 @@ class SchemaCompiler {
   Expr compile_any_of(const Json& schema, const std::string& pointer, int depth);
   Json merge_all_of(const Json& schema, const std::string& pointer, int depth);
   void merge_into(Json& dst, const Json& src, const std::string& pointer, MemberMerge& members);
+  // A merged allOf and one more oneOf or if/then/else of its branches, as one schema.
+  Json wrap_deferred(Json merged, const Json& extra, const std::string& pointer, int depth);
   Json inline_ref(const Json& branch, const std::string& pointer, int depth);
 
   // schema_one_of.cpp
@@ -154,6 +158,8 @@ class SchemaCompiler {
 // Keyword classification shared by the compiler files.
 bool is_annotation_keyword(const std::string& key);
 bool has_assertions(const Json& schema);  // any keyword that constrains instances
+// A keyword the compiler reads (supported or refused by name); any other is an annotation.
+bool is_assertion_keyword(const std::string& key);
 bool has_dependencies(const Json& schema);  // dependentRequired/dependentSchemas/dependencies
 std::string child_pointer(const std::string& pointer, const std::string& token);
 

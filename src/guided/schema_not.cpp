@@ -109,6 +109,8 @@ std::vector<Json> SchemaCompiler::negate(const Json& raw, const std::string& poi
       for (const Json& branch : v) {
         for (Json& alt : negate(branch, pointer, depth + 1, exact)) out.push_back(std::move(alt));
       }
+    } else if (key == "anyOf" && v.is_array() && !v.empty()) {
+      negate_any_of(v, pointer, depth, exact, &out);
     } else if (key == "not") {
       out.push_back(v);  // an instance fails `not X` exactly when it satisfies X
     } else {
@@ -117,6 +119,31 @@ std::vector<Json> SchemaCompiler::negate(const Json& raw, const std::string& poi
   }
   if (!strings.empty()) out.push_back(typed("string", {{kNotStrings, Json::array({strings})}}));
   return out;
+}
+
+// not (A or B) is (not A) and (not B): every choice of one alternative per branch, merged.
+void SchemaCompiler::negate_any_of(const Json& branches, const std::string& pointer, int depth,
+                                   bool* exact, std::vector<Json>* out) const {
+  constexpr size_t kMaxChoices = 512;
+  std::vector<Json> choices = {Json::array()};  // allOf parts so far
+  for (const Json& branch : branches) {
+    std::vector<Json> negated = negate(branch, pointer, depth + 1, exact);
+    std::vector<Json> next;
+    for (const Json& parts : choices) {
+      for (const Json& alt : negated) {
+        if (next.size() == kMaxChoices) {
+          unsupported(pointer, "not", "negation of 'anyOf' with more than 512 combinations");
+        }
+        Json more = parts;
+        more.push_back(alt);
+        next.push_back(std::move(more));
+      }
+    }
+    choices = std::move(next);  // a branch that is always true leaves none: nothing negates it
+  }
+  for (Json& parts : choices) {
+    out->push_back(parts.size() == 1 ? std::move(parts[0]) : Json{{"allOf", std::move(parts)}});
+  }
 }
 
 std::optional<std::vector<Json>> SchemaCompiler::exact_negation(const Json& schema,

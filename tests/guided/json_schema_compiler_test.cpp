@@ -257,6 +257,45 @@ TEST(JsonSchemaCompiler, Combinators) {
                ErrorCode::kUnsupported, "allOf", "#");
 }
 
+// allOf branches with combinators of their own: the conjunction, exactly.
+TEST(JsonSchemaCompiler, AllOfBranchesWithTheirOwnCombinators) {
+  auto any_of = compile(R"({"allOf":[{"anyOf":[{"type":"string"},{"type":"integer"}]},
+                                     {"anyOf":[{"type":"integer"},{"type":"boolean"}]}]})");
+  EXPECT_TRUE(ok(any_of, "7"));
+  EXPECT_FALSE(ok(any_of, R"("a")"));
+  EXPECT_FALSE(ok(any_of, "true"));
+  auto one_of = compile(R"({"allOf":[{"oneOf":[{"const":1},{"const":2}]},
+                                     {"oneOf":[{"const":2},{"const":3}]}]})");
+  EXPECT_TRUE(ok(one_of, "2"));
+  EXPECT_FALSE(ok(one_of, "1"));
+  EXPECT_FALSE(ok(one_of, "3"));
+  auto conditions = compile(R"({"enum":[1,2,3,"x"],"allOf":[
+      {"if":{"const":1},"then":false},{"if":{"const":2},"then":false,"else":{"type":"integer"}}]})");
+  EXPECT_TRUE(ok(conditions, "3"));
+  EXPECT_FALSE(ok(conditions, "1"));
+  EXPECT_FALSE(ok(conditions, "2"));
+  EXPECT_FALSE(ok(conditions, R"("x")"));  // the second else
+  auto nots = compile(R"({"enum":[1,2,3],"allOf":[{"not":{"const":1}},{"not":{"const":2}}]})");
+  EXPECT_TRUE(ok(nots, "3"));
+  EXPECT_FALSE(ok(nots, "1"));
+  EXPECT_FALSE(ok(nots, "2"));
+  // Keywords no specification defines are annotations: two values do not conflict.
+  auto notes = compile(R"({"allOf":[{"markdownDescription":"a"},
+                                     {"markdownDescription":"b","type":"string"}]})");
+  EXPECT_TRUE(ok(notes, R"("s")"));
+  EXPECT_FALSE(ok(notes, "1"));
+  // not over anyOf: neither branch.
+  auto neither = compile(R"({"not":{"anyOf":[{"type":"string"},{"type":"boolean"}]}})");
+  EXPECT_TRUE(ok(neither, "1.5"));
+  EXPECT_TRUE(ok(neither, "null"));
+  EXPECT_FALSE(ok(neither, R"("a")"));
+  EXPECT_FALSE(ok(neither, "true"));
+  auto outside = compile(R"({"type":"integer","not":{"anyOf":[{"minimum":5},{"maximum":1}]}})");
+  EXPECT_TRUE(ok(outside, "3"));
+  EXPECT_FALSE(ok(outside, "5"));
+  EXPECT_FALSE(ok(outside, "1"));
+}
+
 // oneOf with overlapping branches: each branch narrowed until it excludes the others.
 TEST(JsonSchemaCompiler, OneOfNarrowsOverlappingBranches) {
   // The common real-world shape: alternatives by required properties.

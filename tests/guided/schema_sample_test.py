@@ -86,6 +86,25 @@ HAND_WRITTEN = [
                                       "b": {"type": "string", "not": {"pattern": "^[a-m]"}},
                                       "c": {"not": {"type": ["string", "object", "array"]}}},
      "additionalProperties": False, "not": {"required": ["a", "b"]}},
+    # allOf branches with their own anyOf / oneOf / if / not (merged as a conjunction).
+    {"type": "object", "additionalProperties": False, "properties": {
+        "k": {"enum": ["a", "b", "c", 1, 2]}, "n": {"type": "integer", "minimum": 0, "maximum": 9}},
+     "allOf": [{"anyOf": [{"required": ["k"]}, {"required": ["n"]}]},
+               {"anyOf": [{"properties": {"k": {"type": "string"}}}, {"maxProperties": 1}]}]},
+    {"type": "object", "additionalProperties": False, "properties": {
+        "a": {"type": "integer", "minimum": 0, "maximum": 9}, "b": {"type": "boolean"},
+        "c": {"const": "x"}, "d": {"const": "y"}},
+     "allOf": [{"oneOf": [{"required": ["a"]}, {"required": ["b"]}]},
+               {"oneOf": [{"required": ["c"]}, {"required": ["d"]}]}]},
+    {"type": "object", "additionalProperties": False, "properties": {
+        "k": {"enum": ["a", "b"]}, "n": {"type": "integer", "minimum": 0, "maximum": 9},
+        "m": {"type": "boolean"}},
+     "allOf": [{"if": {"required": ["n"]}, "then": {"properties": {"n": {"not": {"const": 3}}}}},
+               {"if": {"required": ["k"]}, "then": {"properties": {"n": {"maximum": 5}}},
+                "else": {"required": ["n"]}},
+               {"not": {"required": ["k", "m"]}},
+               {"not": {"anyOf": [{"required": ["m", "n"]},
+                                  {"properties": {"k": {"const": "b"}}, "required": ["k"]}]}}]},
 ]
 
 
