@@ -13,11 +13,14 @@ naming a keyword (anything else is a failure of afm and is listed). From each co
 (up to --sample per source) --n instances are sampled with a 400-token tokenizer and checked
 with the `jsonschema` package (bench/schema_oracle.py: the schema's own draft, formats asserted,
 exact decimals). With --peers, llguidance and XGrammar compile the same schemas (their
-bench/guided_bench.py settings), so the coverage columns compare like with like.
+bench/guided_bench.py settings), and one instance walked from each peer's own masks per
+compiled schema (up to --sample per source, the same schemas afm samples where both compile)
+is checked the same way: compiling is not enforcing.
 
 Usage: .venv/bin/python bench/schema_coverage.py [--build build] [--cache build/bench-cache/schemas]
            [--sources schemastore,cloudformation,kubernetes] [--limit N] [--sample N] [--n 2]
-           [--peers] [--json OUT]
+           [--sample-matching REGEX] [--peers] [--json OUT]
+--sources jsonschemabench runs the development set (../shared/data) the same way.
 """
 import argparse
 import collections
@@ -115,7 +118,20 @@ def bundle_refs(node):
             yield from bundle_refs(v)
 
 
-SOURCES = {"schemastore": schemastore, "cloudformation": cloudformation, "kubernetes": kubernetes}
+def jsonschemabench(_wheels):
+    """The three jsonschemabench folders next to the repository (the development set)."""
+    root = os.path.join(ROOT, "..", "shared", "data", "jsonschemabench", "data")
+    out = []
+    for folder in ("Github_easy", "Github_trivial", "Glaiveai2K"):
+        for name in sorted(os.listdir(os.path.join(root, folder))):
+            with open(os.path.join(root, folder, name), "rb") as f:
+                out.append((f"{folder}-{name}", f.read()))
+    return out
+
+
+SOURCES = {"schemastore": schemastore, "cloudformation": cloudformation, "kubernetes": kubernetes,
+           "jsonschemabench": jsonschemabench}
+DEFAULT_SOURCES = "schemastore,cloudformation,kubernetes"
 
 
 def refusal_keyword(stderr):
@@ -128,7 +144,7 @@ def try_afm(afm, path, n, sample, seed):
     r = subprocess.run([afm, "schema", "compile", "--schema", path, "--json"],
                        capture_output=True, text=True, timeout=600)
     if r.returncode != 0:
-        keyword = refusal_keyword(r.stderr) or ("budget" if "(budget:" in r.stderr else None)
+        keyword = refusal_keyword(r.stderr) or ("budget" if "budget:" in r.stderr else None)
         ok = r.returncode == 1 and keyword is not None
         return {"compiled": False, "keyword": keyword, "crash": not ok,
                 "error": r.stderr.strip().splitlines()[-1][:300] if r.stderr.strip() else ""}
@@ -159,26 +175,22 @@ def try_afm(afm, path, n, sample, seed):
     return result
 
 
+EOS = 0  # <|endoftext|> in SMALL_VOCAB
+
+
 def peer_engines():
     import guided_bench
     guided_bench.ensure_peers()
-    eos = 0
-    return [guided_bench.Llguidance(SMALL_VOCAB, eos), guided_bench.Xgrammar(SMALL_VOCAB, eos)]
-
-
-def peer_compiles(engine, text):
-    try:
-        engine.compile(text)
-        return True
-    except Exception:  # noqa: BLE001  (each engine has its own error types)
-        return False
+    return [guided_bench.Llguidance(SMALL_VOCAB, EOS), guided_bench.Xgrammar(SMALL_VOCAB, EOS)]
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default="build", help="CMake build folder with afm")
     ap.add_argument("--cache", default="build/bench-cache/schemas")
-    ap.add_argument("--sources", default=",".join(SOURCES))
+    ap.add_argument("--sources", default=DEFAULT_SOURCES,
+                    help=f"comma-separated, of {', '.join(SOURCES)}")
+    ap.add_argument("--sample-matching", help="sample only schemas whose text matches this regex")
     ap.add_argument("--limit", type=int, default=0, help="schemas per source (seeded sample; 0: all)")
     ap.add_argument("--sample", type=int, default=200, help="compiled schemas sampled per source")
     ap.add_argument("--n", type=int, default=2, help="instances per sampled schema")
@@ -214,14 +226,19 @@ def main():
 
 def measure(source, paths, afm, peers, args, records):
     sample_rng = random.Random(args.seed)
-    to_sample = set(sample_rng.sample(range(len(paths)), min(len(paths), args.sample * 2)))
+    candidates = range(len(paths))
+    if args.sample_matching:
+        wanted = re.compile(args.sample_matching)
+        candidates = [i for i in candidates if wanted.search(open(paths[i]).read())]
+    to_sample = set(sample_rng.sample(candidates, min(len(candidates), args.sample * 2)))
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         futures = [pool.submit(try_afm, afm, p, args.n, i in to_sample, args.seed)
                    for i, p in enumerate(paths)]
         results = []
         for i, fut in enumerate(futures):
             results.append(fut.result())
-            print(f"\r{source}: {i + 1}/{len(paths)}", end="", file=sys.stderr, flush=True)
+            if (i + 1) % 100 == 0 or i + 1 == len(paths):
+                print(f"\r{source}: {i + 1}/{len(paths)}", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     row = collections.Counter(schemas=len(paths))
     refusals = collections.Counter()
@@ -247,15 +264,47 @@ def measure(source, paths, afm, peers, args, records):
             for bad in res["invalid"]:
                 print(f"INVALID {source}/{os.path.basename(path)}: {bad}")
     for peer in peers:
-        for path in paths:
-            with open(path) as f:
-                text = f.read()
-            ok = peer_compiles(peer, text)
-            row[peer.name] += ok
-            records[f"{source}/{os.path.basename(path)}"][peer.name] = ok
+        measure_peer(peer, source, paths, to_sample, args, row, records)
     row["source"] = source
     row["refusals"] = refusals
     return row
+
+
+def measure_peer(peer, source, paths, to_sample, args, row, records):
+    """A peer's compile count, and one instance walked from its own masks for each of up to
+    --sample compiled schemas (bench/guided_enforcement.py), checked like afm's."""
+    import guided_enforcement
+    from tokenizers import Tokenizer
+    hf = Tokenizer.from_file(SMALL_VOCAB)
+    structural = guided_enforcement.structural_tokens(hf, hf.get_vocab_size(with_added_tokens=True))
+    rng = random.Random(args.seed)
+    walked = 0
+    for i, path in enumerate(paths):
+        with open(path) as f:
+            text = f.read()
+        try:
+            compiled = peer.compile(text)
+        except Exception:  # noqa: BLE001  (each engine has its own error types)
+            records[f"{source}/{os.path.basename(path)}"][peer.name] = False
+            continue
+        row[peer.name] += 1
+        records[f"{source}/{os.path.basename(path)}"][peer.name] = True
+        if i not in to_sample or walked >= args.sample:
+            continue
+        walked += 1
+        tokens = guided_enforcement.walk(peer, compiled, rng, structural, EOS, 3000)
+        if tokens is None:
+            row[f"{peer.name} unfinished"] += 1
+            continue
+        row[f"{peer.name} instances"] += 1
+        try:
+            verdict = guided_enforcement.verdict(text, hf.decode(tokens))
+        except Exception:  # noqa: BLE001  (a pattern Python's re cannot read, in patternProperties)
+            verdict = "oracle error"
+        if verdict != "valid":
+            row[f"{peer.name} invalid"] += 1
+            print(f"{peer.name} {verdict.upper()} {source}/{os.path.basename(path)}: "
+                  f"{hf.decode(tokens)[:200]}")
 
 
 def print_table(rows, peers):
@@ -267,6 +316,11 @@ def print_table(rows, peers):
         cells = [r["source"], str(r["schemas"]), pct("compiled")] + [pct(p.name) for p in peers]
         cells += [str(r[k]) for k in ("sampled", "instances", "invalid", "empty", "unfinished")]
         print("| " + " | ".join(cells) + " |")
+    for p in peers:
+        for r in rows:
+            print(f"{p.name} on {r['source']}: {r[p.name + ' instances']} instances, "
+                  f"{r[p.name + ' invalid']} invalid or not JSON, "
+                  f"{r[p.name + ' unfinished']} walks at the limit")
     for r in rows:
         top = ", ".join(f"{k} {v}" for k, v in r["refusals"].most_common())
         print(f"{r['source']} refusals by keyword: {top or 'none'}")
