@@ -2,6 +2,7 @@
 #include "guided/char_classes.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "base/error.h"
 
@@ -62,13 +63,39 @@ CodePointSet CodePointSet::all() { return of(0, kMaxCodePoint); }
 void CodePointSet::add(uint32_t lo, uint32_t hi) {
   hi = std::min(hi, kMaxCodePoint);
   if (lo > hi) return;
+  // Ranges added in ascending order (building a set from atoms or a table) append in O(1);
+  // anything else sorts and merges.
+  if (ranges_.empty() || lo > ranges_.back().second + 1) {
+    ranges_.emplace_back(lo, hi);
+    return;
+  }
+  if (lo >= ranges_.back().first) {
+    ranges_.back().second = std::max(ranges_.back().second, hi);
+    return;
+  }
   ranges_.emplace_back(lo, hi);
   normalize();
 }
 
 void CodePointSet::add(const CodePointSet& other) {
-  ranges_.insert(ranges_.end(), other.ranges_.begin(), other.ranges_.end());
-  normalize();
+  if (other.ranges_.empty()) return;
+  if (ranges_.empty() || other.ranges_.front().first > ranges_.back().second + 1) {
+    ranges_.insert(ranges_.end(), other.ranges_.begin(), other.ranges_.end());  // after ours
+    return;
+  }
+  // Both sorted: merge in linear time (a union built atom by atom stays linear per atom).
+  std::vector<std::pair<uint32_t, uint32_t>> both;
+  both.reserve(ranges_.size() + other.ranges_.size());
+  std::merge(ranges_.begin(), ranges_.end(), other.ranges_.begin(), other.ranges_.end(),
+             std::back_inserter(both));
+  ranges_.clear();
+  for (auto r : both) {
+    if (!ranges_.empty() && r.first <= ranges_.back().second + 1) {
+      ranges_.back().second = std::max(ranges_.back().second, r.second);
+    } else {
+      ranges_.push_back(r);
+    }
+  }
 }
 
 void CodePointSet::add(const std::vector<std::pair<uint32_t, uint32_t>>& ranges) {

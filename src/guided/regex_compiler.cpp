@@ -281,20 +281,55 @@ RegexExpr compile_regex(GrammarBuilder& b, std::string_view pattern, CharEncodin
   return out;
 }
 
+// Whether bounding the repetitions keeps every string of the branch within the lengths: one
+// repetition of varying count, over something of one fixed nonzero length, in a branch whose
+// other parts all have fixed lengths. Its counts n then give the lengths F + w n, and the
+// chosen j, k keep exactly the n that fit.
+bool elastic_is_exact(const Node& branch) {
+  size_t varying = 0;
+  bool exact = true;
+  auto visit = [&](auto&& self, const Node& n, bool inside_varying) -> void {
+    if (n.kind == Node::Kind::kRepeat && n.max != n.min) {
+      ++varying;
+      const auto [lo, hi] = Elastic{0, 0}.lengths(n.kids[0]);
+      exact = exact && !inside_varying && lo == hi && lo > 0;
+      self(self, n.kids[0], true);
+      return;
+    }
+    if (n.kind == Node::Kind::kAlt && n.kids.size() > 1) {
+      const auto [lo, hi] = Elastic{0, 0}.lengths(n);
+      exact = exact && lo == hi;
+    }
+    for (const Node& kid : n.kids) self(self, kid, inside_varying);
+  };
+  visit(visit, branch, false);
+  return exact && varying <= 1;
+}
+
 std::optional<RegexExpr> compile_regex_within(GrammarBuilder& b, std::string_view pattern,
                                               CharEncoding encoding, bool search,
-                                              uint32_t min_chars, uint32_t max_chars) {
+                                              uint32_t min_chars, uint32_t max_chars,
+                                              bool exact_only) {
   Node root = regex::parse(pattern);
+  std::vector<std::pair<Node, Elastic>> kept;
+  for (Node& branch : root.kids) {
+    const auto [anchored_start, anchored_end] = regex::strip_anchors(branch, search);
+    if (regex::has_lookahead(branch)) {
+      if (exact_only) return std::nullopt;
+      continue;
+    }
+    if (!anchored_start || !anchored_end) pad_search_ends(branch, anchored_start, anchored_end);
+    // With that shape, no fit means no string of the branch within the bounds: leaving the
+    // branch out is exact too.
+    if (exact_only && !elastic_is_exact(branch)) return std::nullopt;
+    const std::optional<Elastic> fit = fit_elastic(branch, min_chars, max_chars);
+    if (fit) kept.emplace_back(std::move(branch), *fit);
+  }
   Lowerer lowerer(b, pattern, encoding);
   std::vector<Expr> options;
   RegexExpr out{b.empty(), kUnbounded, 0};
-  for (Node& branch : root.kids) {
-    const auto [anchored_start, anchored_end] = regex::strip_anchors(branch, search);
-    if (regex::has_lookahead(branch)) continue;
-    if (!anchored_start || !anchored_end) pad_search_ends(branch, anchored_start, anchored_end);
-    const std::optional<Elastic> fit = fit_elastic(branch, min_chars, max_chars);
-    if (!fit) continue;
-    fit->apply(branch);
+  for (auto& [branch, fit] : kept) {
+    fit.apply(branch);
     RegexExpr r = lowerer.lower(branch);
     if (r.min_chars < min_chars || r.max_chars > max_chars) continue;  // cannot happen; be safe
     options.push_back(r.expr);

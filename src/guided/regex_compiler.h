@@ -44,9 +44,13 @@ RegexExpr compile_regex(GrammarBuilder& b, std::string_view pattern, CharEncodin
 // repetitions of any character. Narrower than the exact intersection (a string whose one
 // repetition runs past a+k is lost), never wider. Branches with lookaheads, and branches that
 // no j, k fit, are left out; nullopt when none is left. Errors as compile_regex.
+// exact_only: nullopt unless the result is exactly pattern and lengths (each branch has one
+// repetition of varying count over a fixed-length part, or no string within the bounds):
+// then it is the intersection itself, as counted repetition instead of an automaton.
 std::optional<RegexExpr> compile_regex_within(GrammarBuilder& b, std::string_view pattern,
                                               CharEncoding encoding, bool search,
-                                              uint32_t min_chars, uint32_t max_chars);
+                                              uint32_t min_chars, uint32_t max_chars,
+                                              bool exact_only = false);
 
 // A whole grammar for the pattern over raw UTF-8 text.
 std::shared_ptr<const Grammar> compile_regex_grammar(std::string_view pattern, bool search);

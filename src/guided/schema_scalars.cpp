@@ -269,6 +269,18 @@ Expr SchemaCompiler::string_body(const Json& schema, const std::string& pointer)
         (max_len == UINT64_MAX || (r.max_chars != kUnbounded && r.max_chars <= max_len))) {
       return r.expr;
     }
+    // `^[\p{L}\p{N}_-]*$` with maxLength 128: its one repetition bounded is the intersection
+    // exactly, as a counted repetition (cheaper to build than the automaton, and the mask
+    // layer's counted loops serve it).
+    if (min_len < kUnbounded) {
+      if (std::optional<RegexExpr> exact = compile_regex_within(
+              b_, regexes[0].regex, CharEncoding::kJsonString, regexes[0].search,
+              static_cast<uint32_t>(min_len),
+              static_cast<uint32_t>(std::min<uint64_t>(max_len, kUnbounded - 1)),
+              /*exact_only=*/true)) {
+        return exact->expr;
+      }
+    }
   }
   // Several regexes, or bounds the regex does not imply: their intersection, as an automaton.
   try {

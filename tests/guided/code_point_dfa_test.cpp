@@ -59,6 +59,35 @@ TEST(CodePointDfa, RegexLanguageEqualsTheEarleyOracle) {
   }
 }
 
+// compile_regex_within with exact_only: where it answers, its language is the intersection of
+// the pattern with the lengths, string for string (the automaton decides).
+TEST(CodePointDfa, ExactBoundedRepetitionEqualsTheIntersection) {
+  const std::vector<std::string> patterns = {"^[a-c]*$", "^a[0-9]+b$", "^(ab)*$", "^x?$",
+                                             "7", "^[^a]{2,}$", "^(a|b)c*$", "^é*-$",
+                                             "^[a-z]*[0-9]+$"};  // the last: two, refused
+  size_t answered = 0;
+  for (const std::string& pattern : patterns) {
+    for (auto [lo, hi] : {std::pair{0u, 3u}, std::pair{2u, 5u}, std::pair{4u, 4u}, std::pair{1u, 9u}}) {
+      GrammarBuilder b;
+      const auto r = compile_regex_within(b, pattern, CharEncoding::kUtf8, true, lo, hi, true);
+      if (!r) continue;
+      ++answered;
+      auto grammar = b.build(b.rule("r", r->expr));
+      const CodePointDfa want = CodePointDfa::intersect(CodePointDfa::from_regex(pattern, true),
+                                                        CodePointDfa::length_between(lo, hi));
+      for (const std::string& s : probes(11, 300)) {
+        EXPECT_EQ(ByteMatcher::matches(grammar, s), want.matches(s))
+            << pattern << " within " << lo << ".." << hi << " on '" << s << "'";
+      }
+    }
+  }
+  EXPECT_GE(answered, 20u);
+  GrammarBuilder b;
+  EXPECT_FALSE(compile_regex_within(b, "^[a-z]*[0-9]+$", CharEncoding::kUtf8, true, 0, 9, true));
+  EXPECT_FALSE(compile_regex_within(b, "^(a|bb)+$", CharEncoding::kUtf8, true, 0, 9, true));
+  EXPECT_FALSE(compile_regex_within(b, "[0-9]", CharEncoding::kUtf8, true, 0, 9, true));
+}
+
 TEST(CodePointDfa, SetOperationsFollowTheirDefinitions) {
   for (size_t i = 0; i < kPatterns.size(); ++i) {
     const std::string& p = kPatterns[i];

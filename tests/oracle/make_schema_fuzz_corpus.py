@@ -93,6 +93,31 @@ SEEDS = {
         "if": {"properties": {"k": {"const": 0}}}, "then": {"required": ["n"]},
         "else": {"not": {"enum": [1, 2.5, "x"]}},
     },
+    # Unicode property escapes, opening lookaheads, edge-group anchors, long bounds that
+    # bound repetitions instead of intersecting, and allOf branches with their own combinators.
+    "properties_and_lookaheads": {
+        "type": "object",
+        "properties": {
+            "key": {"type": "string", "pattern": "^(?!aws:)[\\p{L}\\p{Z}\\p{N}_.:/=+\\-@]*$",
+                    "maxLength": 128},
+            "pw": {"type": "string", "pattern": "^(?=.*[a-z])(?=.*\\d)(?!.*--)[\\w-]{8,}$"},
+            "arn": {"type": "string", "minLength": 20, "maxLength": 2048,
+                    "pattern": "(^arn:aws[a-z-]*:kms:[a-z0-9-]+:\\d{12}:key/\\S+$)|(^alias/\\S+$)"},
+            "doc": {"type": "string", "pattern": "[\\u0009\\u000A\\u0020-\\u007E\\P{C}]+",
+                    "maxLength": 20480},
+            "big": {"type": "string", "maxLength": 2147483647},
+        },
+    },
+    "all_of_combinators": {
+        "allOf": [{"anyOf": [{"required": ["a"]}, {"required": ["b"]}]},
+                  {"anyOf": [{"type": "object"}, {"type": "null"}]},
+                  {"oneOf": [{"required": ["c"]}, {"required": ["d"]}]},
+                  {"oneOf": [{"required": ["e"]}, {"required": ["f"]}]},
+                  {"if": {"required": ["a"]}, "then": {"required": ["g"]}},
+                  {"if": {"required": ["b"]}, "else": {"maxProperties": 6}},
+                  {"not": {"required": ["h"]}}, {"not": {"anyOf": [{"required": ["i"]}]}}],
+        "markdownDescription": "x",
+    },
 }
 
 
