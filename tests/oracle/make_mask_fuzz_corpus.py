@@ -5,7 +5,8 @@ Each seed is a JSON Schema, a zero byte, then choice bytes (one per step: which 
 the walk takes; 0xff rolls one back). The schemas use what the mask layer treats specially:
 string content and digit runs (loops), declared keys beside free ones (key entries), and
 bounded repetitions (counted loops: maxLength with and without minLength, email and hostname
-atoms, counted pattern classes). Deterministic: a rerun writes the same bytes.
+atoms, counted pattern classes), property escapes, lookaheads and allOf combinators.
+Deterministic: a rerun writes the same bytes.
 """
 import json
 import os
@@ -29,6 +30,17 @@ SCHEMAS = {
                             "beta": {"type": "string"}},
              "additionalProperties": {"type": "number"}},
     "any": True,
+    # Property escapes and opening lookaheads (regular layer), bounded repetitions that
+    # replace an automaton (counted repetition), an allOf of combinators.
+    "properties_lookaheads": {"type": "object", "properties": {
+        "k": {"type": "string", "pattern": "^(?!aws:)[\\p{L}\\p{N}_.:/=+\\-@ ]*$", "maxLength": 12},
+        "t": {"type": "string", "pattern": "^[\\p{Lu}\\p{Nd}]+$", "maxLength": 9},
+        "p": {"type": "string", "pattern": "^(?=.*[0-9])\\P{C}{3,6}$"}}},
+    "all_of": {"allOf": [{"anyOf": [{"required": ["a"]}, {"required": ["b"]}]},
+                         {"oneOf": [{"required": ["c"]}, {"required": ["d"]}]},
+                         {"not": {"required": ["e"]}}, {"not": {"required": ["f"]}}],
+               "properties": {"a": {"type": "integer"}, "b": {"type": "boolean"},
+                              "c": {"const": 1}, "d": {"const": 2}}},
 }
 
 
