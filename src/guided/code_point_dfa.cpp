@@ -364,10 +364,10 @@ CodePointDfa CodePointDfa::from_regex(std::string_view pattern, bool search, siz
   return from_regex_tree(regex::parse(pattern), pattern, search, max_states);
 }
 
-// Branch by branch: the strings of the branch without its opening lookaheads, intersected with
-// each lookahead's language (or its complement). At the string's start, (?=X) holds where a
-// prefix matches X: the strings of X with each of its branches anchored at the start, searched
-// (its own $ still ends the string). Lookaheads inside X are handled the same way, recursively.
+// Branch by branch: the strings of the branch without its lookaheads, intersected with each
+// lookahead's language (or its complement). At position p, (?=X) holds where the suffix from p
+// has a prefix matching X: the strings .{p} X, anchored at the start and searched (X's own $
+// still ends the string). Lookaheads inside X are handled the same way, recursively.
 CodePointDfa CodePointDfa::with_lookaheads(regex::Node root, std::string_view pattern, bool search,
                                            size_t max_states) {
   CodePointDfa out = nothing();
@@ -379,6 +379,20 @@ CodePointDfa CodePointDfa::with_lookaheads(regex::Node root, std::string_view pa
     for (regex::Node& look : looks) {
       regex::Node inner = std::move(look.kids[0]);
       for (regex::Node& b : inner.kids) {
+        // At position p (look.min): any p characters first, then X, anchored at the start. An
+        // X branch opening with ^ holds only at p = 0.
+        if (look.min > 0 && !b.kids.empty() && b.kids.front().kind == regex::Node::Kind::kStart) {
+          b.kids.assign(1, regex::Node(regex::Node::Kind::kChars, look.offset));  // no string
+          continue;
+        }
+        if (look.min > 0) {
+          regex::Node skip(regex::Node::Kind::kRepeat, look.offset);
+          skip.min = skip.max = look.min;
+          regex::Node any(regex::Node::Kind::kChars, look.offset);
+          any.chars = CodePointSet::all();
+          skip.kids.push_back(std::move(any));
+          b.kids.insert(b.kids.begin(), std::move(skip));
+        }
         b.kids.insert(b.kids.begin(), regex::Node(regex::Node::Kind::kStart, look.offset));
       }
       CodePointDfa holds = from_regex_tree(std::move(inner), pattern, true, max_states);

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <iterator>
 #include <optional>
+#include <cstddef>
 #include <string>
 
 #include "base/error.h"
@@ -399,7 +400,35 @@ class Parser {
                                                " at offset " + std::to_string(offset));
 }
 
-Node parse(std::string_view pattern) { return Parser(pattern).parse_all(); }
+namespace {
+
+// Whether a lookahead's inner pattern is "any one character" as written (`[\s\S]`, `[^]`,
+// `(.|\n)`): every code point but those \s and \S leave out on purpose (the whitespace
+// ECMA-262 and Python's `re` disagree on), so the author's set is every character.
+bool any_one_character(const Node& inner) {
+  if (inner.kind != Node::Kind::kAlt) return false;
+  CodePointSet set;
+  for (const Node& alt : inner.kids) {
+    if (alt.kids.size() != 1 || alt.kids[0].kind != Node::Kind::kChars) return false;
+    set.add(alt.kids[0].chars);
+  }
+  set.add(without_disputed_space(CodePointSet::all()).complement());
+  return set.complement().empty();
+}
+
+}  // namespace
+
+// (?![\s\S]) closing a top-level branch: no character follows, which is $.
+Node parse(std::string_view pattern) {
+  Node root = Parser(pattern).parse_all();
+  for (Node& branch : root.kids) {
+    if (!branch.kids.empty() && branch.kids.back().kind == Node::Kind::kLook &&
+        branch.kids.back().negative && any_one_character(branch.kids.back().kids[0])) {
+      branch.kids.back() = Node(Node::Kind::kEnd, branch.kids.back().offset);
+    }
+  }
+  return root;
+}
 
 namespace {
 
@@ -453,15 +482,63 @@ const Node* find_lookahead(const Node& n) {
 
 bool has_lookahead(const Node& n) { return find_lookahead(n) != nullptr; }
 
+namespace {
+
+// The one length in code points of every string a node matches, or nullopt (anchors and
+// lookaheads are empty).
+std::optional<uint32_t> fixed_length(const Node& n) {
+  switch (n.kind) {
+    case Node::Kind::kChars:
+      return 1;
+    case Node::Kind::kRepeat: {
+      if (n.min != n.max) return std::nullopt;
+      const std::optional<uint32_t> one = fixed_length(n.kids[0]);
+      if (!one || (n.min != 0 && *one > kUnbounded / n.min)) return std::nullopt;
+      return *one * n.min;
+    }
+    case Node::Kind::kAlt: {
+      std::optional<uint32_t> all;
+      for (const Node& k : n.kids) {
+        const std::optional<uint32_t> len = fixed_length(k);
+        if (!len || (all && *all != *len)) return std::nullopt;
+        all = len;
+      }
+      return all;
+    }
+    case Node::Kind::kConcat: {
+      uint64_t sum = 0;
+      for (const Node& k : n.kids) {
+        const std::optional<uint32_t> len = fixed_length(k);
+        if (!len || (sum += *len) >= kUnbounded) return std::nullopt;
+      }
+      return static_cast<uint32_t>(sum);
+    }
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
 std::vector<Node> take_lookaheads(std::string_view pattern, Node& branch, bool search) {
   auto& kids = branch.kids;
-  auto first = kids.begin();
-  while (first != kids.end() && first->kind == Node::Kind::kStart) ++first;
-  auto last = first;
-  while (last != kids.end() && last->kind == Node::Kind::kLook) ++last;
-  if (search && first != last && first == kids.begin()) misplaced_anchor(pattern, *first);
-  std::vector<Node> looks(std::make_move_iterator(first), std::make_move_iterator(last));
-  kids.erase(first, last);
+  const bool anchored = !search || (!kids.empty() && kids.front().kind == Node::Kind::kStart);
+  std::vector<Node> looks;
+  uint32_t position = 0;  // code points before the current kid, while they are fixed
+  bool fixed = true;
+  for (size_t i = 0; i < kids.size();) {
+    if (kids[i].kind != Node::Kind::kLook) {
+      const std::optional<uint32_t> len = fixed_length(kids[i]);
+      fixed = fixed && len && uint64_t{position} + *len < kUnbounded;
+      if (fixed) position += *len;
+      ++i;
+      continue;
+    }
+    if (!anchored || !fixed) misplaced_anchor(pattern, kids[i]);
+    kids[i].min = position;  // where it looks, for the caller
+    looks.push_back(std::move(kids[i]));
+    kids.erase(kids.begin() + static_cast<std::ptrdiff_t>(i));
+  }
   if (const Node* other = find_lookahead(branch)) misplaced_anchor(pattern, *other);
   return looks;
 }
@@ -469,7 +546,7 @@ std::vector<Node> take_lookaheads(std::string_view pattern, Node& branch, bool s
 [[noreturn]] void misplaced_anchor(std::string_view pattern, const Node& anchor) {
   if (anchor.kind == Node::Kind::kLook) {
     unsupported(pattern, anchor.offset,
-                "lookahead that does not open an anchored top-level branch");
+                "lookahead that is not at a fixed position of an anchored top-level branch");
   }
   unsupported(pattern, anchor.offset,
               std::string("anchor ") + (anchor.kind == Node::Kind::kStart ? "^" : "$") +

@@ -40,12 +40,13 @@ BranchEnds strip_anchors(Node& branch, bool search);
 
 // Whether a lookahead appears anywhere in the tree.
 bool has_lookahead(const Node& n);
-// Removes and returns the lookaheads that open a top-level branch right after its leading ^
-// (`^(?!aws:)(?=.*[0-9])...`). Each then constrains the whole string from its start: the
-// branch's strings that a prefix of match (or, negated, that none does). A branch that opens
-// with lookaheads must be anchored at its start (a ^, or search = false): elsewhere the error
-// of misplaced_anchor, as is a lookahead anywhere else in the branch (inside a group, after a
-// character). The lookaheads' own contents are not checked here.
+// Removes and returns the lookaheads among a top-level branch's own parts that every match
+// reaches at one position: in a branch anchored at its start (a ^, or search = false), after
+// parts of fixed length (`^(?!aws:)…`, `^[a-z](?!.*--)[a-z0-9-]*$`). Each returned node's `min`
+// is that position in code points: the lookahead constrains the string from there (the
+// strings whose suffix from there a prefix of matches, or, negated, that none does). A
+// lookahead anywhere else (an unanchored branch, after a part of varying length, inside a
+// group) gets the error of misplaced_anchor. The lookaheads' own contents are not checked here.
 std::vector<Node> take_lookaheads(std::string_view pattern, Node& branch, bool search);
 
 // Error helpers naming the pattern and the offset.

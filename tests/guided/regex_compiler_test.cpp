@@ -108,10 +108,25 @@ TEST(RegexCompiler, OpeningLookaheadsIntersectTheBranch) {
   EXPECT_TRUE(search("^(?=^[a-z]+$).{2,4}$", "ab"));
   EXPECT_TRUE(full("(?!ab)[a-c]{2}", "ac"));  // a full match is anchored anyway
   EXPECT_FALSE(full("(?!ab)[a-c]{2}", "ab"));
+  EXPECT_TRUE(search("^(?!a(?!b))\\w+", "abc"));  // nested, after a fixed part of its own
+  EXPECT_FALSE(search("^(?!a(?!b))\\w+", "ac"));
+  EXPECT_FALSE(search("^(?!a(?!b))\\w+", "a"));
+  EXPECT_TRUE(search("^a(?=^a)|b", "b"));  // ^ inside a lookahead past the start: never
+  EXPECT_FALSE(search("^a(?=^a)|b", "aa"));
   EXPECT_TRUE(search("^(?!(?=a)..)\\w+", "b"));  // a nested lookahead, opening its branch
   EXPECT_FALSE(search("^(?!(?=a)..)\\w+", "ab"));
   EXPECT_TRUE(search("^(?!(?=a)..)\\w+", "a"));
   EXPECT_TRUE(search("^(?!x)a|b$", "xb"));  // only its own branch is constrained
+  // After parts of fixed length, a lookahead looks from there.
+  EXPECT_TRUE(search("^[a-z](?!.*--)[a-z0-9-]*$", "a-b-c"));
+  EXPECT_FALSE(search("^[a-z](?!.*--)[a-z0-9-]*$", "ab--c"));
+  EXPECT_TRUE(search("^[a-z](?!.*--)[a-z0-9-]*$", "--") == false);
+  EXPECT_TRUE(search("^(ab|cd)(?=x)..$", "abxy"));
+  EXPECT_FALSE(search("^(ab|cd)(?=x)..$", "abyx"));
+  // (?![\s\S]) closing a branch is $; (?!.) is not (. leaves out line terminators).
+  EXPECT_TRUE(search("^a*(?![\\s\\S])", "aa"));
+  EXPECT_FALSE(search("^a*(?![\\s\\S])", "aab"));
+  EXPECT_TRUE(search("^a*(?![^])", "a"));
   // Into JSON string content too (the schema compiler's encoding).
   GrammarBuilder b;
   RegexExpr r = compile_regex(b, "^(?!a)[a\"]{2}$", CharEncoding::kJsonString, true);
@@ -305,10 +320,12 @@ void expect_error(std::string_view pattern, ErrorCode code, std::string_view nee
 TEST(RegexCompiler, UnsupportedConstructsAreTypedErrors) {
   expect_error("(a)\\1", ErrorCode::kUnsupported, "backreference at offset 3");
   // A lookahead is supported only where it opens an anchored top-level branch.
-  expect_error("a(?=b)", ErrorCode::kUnsupported, "lookahead that does not open an anchored");
-  expect_error("(?=b)a", ErrorCode::kUnsupported, "lookahead that does not open an anchored");
-  expect_error("^a(?:(?!b)c)", ErrorCode::kUnsupported, "lookahead that does not open");
-  expect_error("^(?!a(?!b))\\w+", ErrorCode::kUnsupported, "lookahead that does not open");
+  expect_error("a(?=b)", ErrorCode::kUnsupported, "lookahead that is not at a fixed position");
+  expect_error("(?=b)a", ErrorCode::kUnsupported, "lookahead that is not at a fixed position");
+  expect_error("^a(?:(?!b)c)", ErrorCode::kUnsupported, "lookahead that is not at a fixed position");
+  expect_error("^(?!a+(?!b))\\w+", ErrorCode::kUnsupported, "lookahead that is not at a fixed position");
+  expect_error("^a+(?!b)", ErrorCode::kUnsupported, "lookahead that is not at a fixed position");
+  expect_error("^a*(?!.)", ErrorCode::kUnsupported, "lookahead that is not at a fixed position");
   expect_error("(?<!a)b", ErrorCode::kUnsupported, "lookbehind");
   expect_error("\\bword", ErrorCode::kUnsupported, "word boundary");
   expect_error("\\p{Script=Greek}", ErrorCode::kUnsupported, "Unicode property \\p{Script=Greek}");
