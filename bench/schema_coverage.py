@@ -49,8 +49,10 @@ def download_wheels(cache):
     wheels = os.path.join(cache, "wheels")
     os.makedirs(wheels, exist_ok=True)
     req = os.path.join(BENCH_DIR, "requirements-schemas.txt")
+    with open(req) as f:
+        wanted = [line for line in f if line.strip() and not line.startswith("#")]
     have = [w for w in os.listdir(wheels) if w.endswith(".whl")]
-    if len(have) < 6:
+    if len(have) < len(wanted):
         print("downloading the schema wheels (pip download --no-deps)...", file=sys.stderr)
         subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-r", req,
                         "-d", wheels], check=True)
@@ -134,6 +136,11 @@ SOURCES = {"schemastore": schemastore, "cloudformation": cloudformation, "kubern
 DEFAULT_SOURCES = "schemastore,cloudformation,kubernetes"
 
 
+def read_text(path):
+    with open(path) as f:
+        return f.read()
+
+
 def refusal_keyword(stderr):
     m = re.search(r"keyword '([^']+)'", stderr)
     return m.group(1) if m else None
@@ -161,8 +168,7 @@ def try_afm(afm, path, n, sample, seed):
         result["crash"] = True
         result["error"] = r.stderr.strip()[-300:]
     result["unfinished"] = r.stderr.count("reached --max-tokens")
-    with open(path) as f:
-        validator = schema_oracle.validator(f.read())
+    validator = schema_oracle.validator(read_text(path))
     for line in r.stdout.split("\n")[:-1]:
         result["instances"] += 1
         try:
@@ -229,7 +235,7 @@ def measure(source, paths, afm, peers, args, records):
     candidates = range(len(paths))
     if args.sample_matching:
         wanted = re.compile(args.sample_matching)
-        candidates = [i for i in candidates if wanted.search(open(paths[i]).read())]
+        candidates = [i for i in candidates if wanted.search(read_text(paths[i]))]
     to_sample = set(sample_rng.sample(candidates, min(len(candidates), args.sample * 2)))
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         futures = [pool.submit(try_afm, afm, p, args.n, i in to_sample, args.seed)
@@ -280,8 +286,7 @@ def measure_peer(peer, source, paths, to_sample, args, row, records):
     rng = random.Random(args.seed)
     walked = 0
     for i, path in enumerate(paths):
-        with open(path) as f:
-            text = f.read()
+        text = read_text(path)
         try:
             compiled = peer.compile(text)
         except Exception:  # noqa: BLE001  (each engine has its own error types)

@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstddef>
 #include <iterator>
 #include <optional>
-#include <cstddef>
 #include <string>
 
 #include "base/error.h"
@@ -403,7 +403,7 @@ class Parser {
 namespace {
 
 // Whether a lookahead's inner pattern is "any one character" as written (`[\s\S]`, `[^]`,
-// `(.|\n)`): every code point but those \s and \S leave out on purpose (the whitespace
+// `[\d\D]`; not `(.|\n)`, which leaves out \r): every code point but those \s and \S leave out on purpose (the whitespace
 // ECMA-262 and Python's `re` disagree on), so the author's set is every character.
 bool any_one_character(const Node& inner) {
   if (inner.kind != Node::Kind::kAlt) return false;

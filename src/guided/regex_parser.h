@@ -16,7 +16,7 @@ struct Node {
   Kind kind = Kind::kConcat;
   CodePointSet chars;        // kChars
   std::vector<Node> kids;    // kConcat, kAlt, kRepeat (one kid), kLook (one kid)
-  uint32_t min = 0, max = 0; // kRepeat
+  uint32_t min = 0, max = 0; // kRepeat; a kLook from take_lookaheads: min is its position
   bool negative = false;     // kLook
   size_t offset = 0;         // byte offset in the pattern, for errors
 

@@ -203,8 +203,8 @@ void SchemaCompiler::merge_into(Json& dst, const Json& src, const std::string& p
   // if / then / else act together, within their own schema: a then / else without an `if`
   // beside it has no effect, and two branches' conditions cannot share one set of keywords:
   // the second applies to the whole merge (wrap_deferred).
-  const bool conditional = src.contains("if");
-  const bool second_conditional = conditional && dst.contains("if");
+  const bool second_conditional = src.contains("if") && dst.contains("if");
+  const bool own_conditional = src.contains("if") && !second_conditional;
   if (second_conditional) {
     Json c = Json::object();
     for (const char* k : {"if", "then", "else"}) {
@@ -214,8 +214,7 @@ void SchemaCompiler::merge_into(Json& dst, const Json& src, const std::string& p
   }
   for (const auto& [key, value] : src.items()) {
     if (is_annotation_keyword(key) || key == "properties" || key == "required") continue;
-    if ((key == "then" || key == "else") && (!conditional || second_conditional)) continue;
-    if (key == "if" && second_conditional) continue;
+    if ((key == "if" || key == "then" || key == "else") && !own_conditional) continue;
     if (!dst.contains(key)) {
       dst[key] = value;
       continue;

@@ -246,13 +246,21 @@ Expr SchemaCompiler::string_body(const Json& schema, const std::string& pointer)
   const uint64_t max_len = length_keyword(*this, schema, pointer, "maxLength", UINT64_MAX);
   if (min_len > max_len) return b_.nothing();
   const std::vector<StringRegex> regexes = string_regexes(schema, pointer);
+  // A counted repetition costs the same for any count (byte_matcher.h). A maxLength past the
+  // largest count is read as that count (over 4 billion characters: narrower, never wider).
+  const uint32_t max_count = static_cast<uint32_t>(std::min<uint64_t>(max_len, kUnbounded - 1));
+  const bool countable = min_len < kUnbounded;
+  // One regex with its repetitions bounded to fit the lengths (regex_compiler.h).
+  auto within = [&](bool exact_only) -> std::optional<RegexExpr> {
+    if (!countable) return std::nullopt;
+    return compile_regex_within(b_, regexes[0].regex, CharEncoding::kJsonString,
+                                regexes[0].search, static_cast<uint32_t>(min_len), max_count,
+                                exact_only);
+  };
   if (regexes.empty() && !schema.contains(kNotStrings)) {
-    // A counted repetition costs the same for any count (byte_matcher.h). A maxLength past the
-    // largest count is read as that count (over 4 billion characters: narrower, never wider).
-    if (min_len >= kUnbounded) unsupported(pointer, "minLength", "lengths of 2^32 - 1 or more");
+    if (!countable) unsupported(pointer, "minLength", "lengths of 2^32 - 1 or more");
     return b_.repeat(any_char(), static_cast<uint32_t>(min_len),
-                     max_len == UINT64_MAX ? kUnbounded : static_cast<uint32_t>(std::min<uint64_t>(
-                                                              max_len, kUnbounded - 1)));
+                     max_len == UINT64_MAX ? kUnbounded : max_count);
   }
   // One regex whose lengths imply the bounds: its grammar directly. (Lowering a format from
   // its automaton instead was measured: cold mask p99 87-94 -> 97-125 us on the Qwen2 task
@@ -272,32 +280,21 @@ Expr SchemaCompiler::string_body(const Json& schema, const std::string& pointer)
     // `^[\p{L}\p{N}_-]*$` with maxLength 128: its one repetition bounded is the intersection
     // exactly, as a counted repetition (cheaper to build than the automaton, and the mask
     // layer's counted loops serve it).
-    if (min_len < kUnbounded) {
-      if (std::optional<RegexExpr> exact = compile_regex_within(
-              b_, regexes[0].regex, CharEncoding::kJsonString, regexes[0].search,
-              static_cast<uint32_t>(min_len),
-              static_cast<uint32_t>(std::min<uint64_t>(max_len, kUnbounded - 1)),
-              /*exact_only=*/true)) {
-        return exact->expr;
-      }
-    }
+    if (std::optional<RegexExpr> exact = within(/*exact_only=*/true)) return exact->expr;
   }
   // Several regexes, or bounds the regex does not imply: their intersection, as an automaton.
   try {
     return string_dfa(schema, pointer).lower(b_, CharEncoding::kJsonString);
   } catch (const Error& e) {
     if (e.code() != ErrorCode::kUnsupported || regexes.size() != 1 ||
-        schema.contains(kNotStrings) || min_len >= kUnbounded) {
+        schema.contains(kNotStrings)) {
       throw;
     }
-    // Too large an automaton (or a bound past its budget): one regex with its repetitions
-    // bounded to fit the lengths, a sub-language (regex_compiler.h, compile_regex_within).
-    std::optional<RegexExpr> within = compile_regex_within(
-        b_, regexes[0].regex, CharEncoding::kJsonString, regexes[0].search,
-        static_cast<uint32_t>(min_len),
-        static_cast<uint32_t>(std::min<uint64_t>(max_len, kUnbounded - 1)));
-    if (!within) throw;
-    return within->expr;
+    // Too large an automaton (or a bound past its budget): the bounded repetitions, a
+    // sub-language.
+    std::optional<RegexExpr> narrower = within(/*exact_only=*/false);
+    if (!narrower) throw;
+    return narrower->expr;
   }
 }
 

@@ -39,17 +39,13 @@ constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
     {"Private_Use", "Co"},
 };
 
-// The union of the table's categories that `code` selects ("L", "Lu", "LC"); nullopt when it
-// selects none. Unassigned code points (Cn) are never in the table.
-std::optional<CodePointSet> categories(std::string_view code) {
+// The union of the table's categories whose two-letter name `selects`; nullopt when none does.
+template <typename Selects>
+std::optional<CodePointSet> union_of(Selects selects) {
   std::vector<std::pair<uint32_t, uint32_t>> ranges;
   bool any = false;
   for (const CategoryTable& t : kCategories) {
-    std::string_view name(t.name);
-    bool hit = code.size() == 1 ? name[0] == code[0]
-               : code == "LC"   ? (name == "Lu" || name == "Ll" || name == "Lt")
-                                : name == code;
-    if (!hit) continue;
+    if (!selects(std::string_view(t.name))) continue;
     any = true;
     for (size_t i = 0; i < t.size; ++i) ranges.emplace_back(t.ranges[i].lo, t.ranges[i].hi);
   }
@@ -57,6 +53,16 @@ std::optional<CodePointSet> categories(std::string_view code) {
   CodePointSet out;
   out.add(ranges);
   return out;
+}
+
+// The categories `code` selects ("L": every L category, "Lu", "LC": Lu Ll Lt). Unassigned code
+// points (Cn) are never in the table.
+std::optional<CodePointSet> categories(std::string_view code) {
+  return union_of([&](std::string_view name) {
+    if (code.size() == 1) return name[0] == code[0];
+    if (code == "LC") return name == "Lu" || name == "Ll" || name == "Lt";
+    return name == code;
+  });
 }
 
 std::optional<CodePointSet> general_category(std::string_view value) {
@@ -70,19 +76,9 @@ std::optional<CodePointSet> general_category(std::string_view value) {
 }  // namespace
 
 const CodePointSet& assigned_code_points() {
-  static const CodePointSet assigned = [] {
-    std::vector<std::pair<uint32_t, uint32_t>> ranges;
-    for (const CategoryTable& t : kCategories) {
-      for (size_t i = 0; i < t.size; ++i) ranges.emplace_back(t.ranges[i].lo, t.ranges[i].hi);
-    }
-    CodePointSet s;
-    s.add(ranges);
-    return s;
-  }();
+  static const CodePointSet assigned = *union_of([](std::string_view) { return true; });
   return assigned;
 }
-
-std::string_view unicode_table_version() { return AFM_UNICODE_VERSION; }
 
 std::optional<CodePointSet> unicode_property(std::string_view name) {
   for (std::string_view prefix : {"General_Category=", "gc="}) {

@@ -25,10 +25,7 @@ namespace afm::guided {
 // The set `\p{name}` denotes, or nullopt when `name` is unknown or unsupported.
 std::optional<CodePointSet> unicode_property(std::string_view name);
 
-// Every code point the table assigns (surrogates excluded).
+// Every code point the table assigns (Unicode 14.0.0; surrogates are never encoded).
 const CodePointSet& assigned_code_points();
-
-// "14.0.0": the Unicode version of the table.
-std::string_view unicode_table_version();
 
 }  // namespace afm::guided

@@ -120,7 +120,7 @@ TEST(RegexCompiler, OpeningLookaheadsIntersectTheBranch) {
   // After parts of fixed length, a lookahead looks from there.
   EXPECT_TRUE(search("^[a-z](?!.*--)[a-z0-9-]*$", "a-b-c"));
   EXPECT_FALSE(search("^[a-z](?!.*--)[a-z0-9-]*$", "ab--c"));
-  EXPECT_TRUE(search("^[a-z](?!.*--)[a-z0-9-]*$", "--") == false);
+  EXPECT_FALSE(search("^[a-z](?!.*--)[a-z0-9-]*$", "--"));
   EXPECT_TRUE(search("^(ab|cd)(?=x)..$", "abxy"));
   EXPECT_FALSE(search("^(ab|cd)(?=x)..$", "abyx"));
   // (?![\s\S]) closing a branch is $; (?!.) is not (. leaves out line terminators).
