@@ -1,5 +1,6 @@
 // Earley recogniser over bytes; see byte_matcher.h for the design.
 #include "guided/byte_matcher.h"
+#include "guided/unique_items.h"
 
 #include <algorithm>
 #include <atomic>
@@ -243,6 +244,19 @@ bool ByteMatcher::is_complete() const {
   return false;
 }
 
+bool ByteMatcher::opened_unique_array() const {
+  if (!grammar_->has_unique_arrays() || consumed() == 0) return false;
+  const uint32_t previous = static_cast<uint32_t>(consumed() - 1);
+  for (size_t i = set_begin_.back(); i < items_.size(); ++i) {
+    const Item& item = items_[i];
+    const Production& p = grammar_->production(item.prod);
+    if (item.dot == 1 && item.origin == previous && !p.repeat && grammar_->unique_array(p.lhs)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 ByteSet ByteMatcher::allowed_next_bytes() const {
   ByteSet allowed;
   for (size_t i = set_begin_.back(); i < items_.size(); ++i) {
@@ -459,6 +473,7 @@ std::vector<ByteSet> ByteMatcher::byte_classes() const {
 }
 
 bool ByteMatcher::matches(std::shared_ptr<const Grammar> grammar, std::string_view text) {
+  if (grammar->has_unique_arrays()) return UniqueItemsGuard::matches(std::move(grammar), text);
   ByteMatcher m(std::move(grammar));
   return m.accept_bytes(text) && m.is_complete();
 }

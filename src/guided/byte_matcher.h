@@ -53,6 +53,10 @@ class ByteMatcher {
   // The bytes accept_byte() would take now.
   ByteSet allowed_next_bytes() const;
   size_t consumed() const { return set_begin_.size() - 1; }
+  // True when the last byte consumed was the '[' of an array the grammar marks unique
+  // (Grammar::unique_array()) in at least one parse: the current set holds one of its
+  // productions right after its first symbol, predicted at the previous position.
+  bool opened_unique_array() const;
   // Items in the current Earley set (for tests and diagnostics: the cost of the next step).
   size_t current_set_size() const { return items_.size() - set_begin_.back(); }
 
@@ -74,7 +78,8 @@ class ByteMatcher {
   std::vector<ByteSet> byte_classes() const;
   const Grammar& grammar() const { return *grammar_; }
 
-  // Convenience: does the whole text match from the start state?
+  // Convenience: does the whole text match from the start state? Unique arrays included
+  // (UniqueItemsGuard::matches).
   static bool matches(std::shared_ptr<const Grammar> grammar, std::string_view text);
 
  private:

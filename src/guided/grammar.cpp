@@ -111,6 +111,9 @@ class GrammarBuilder::Lowering {
   Lowering(const GrammarBuilder& b, Grammar& g)
       : b_(b), g_(g), rule_nt_(b.rules_.size(), -1), node_nt_(b.nodes_.size(), -1) {}
 
+  // The nonterminal of rule r, or -1 when nothing reachable refers to it.
+  int64_t lowered(RuleId r) const { return rule_nt_[r]; }
+
   uint32_t nt_for_rule(RuleId r) {
     if (rule_nt_[r] >= 0) return static_cast<uint32_t>(rule_nt_[r]);
     AFM_CHECK(b_.rules_[r].body >= 0);  // every reachable rule must be defined
@@ -279,6 +282,11 @@ std::shared_ptr<const Grammar> GrammarBuilder::build(RuleId start) const {
   lowering.run();
 
   const size_t n_nt = g->nt_productions_.size();
+  for (RuleId r : unique_rules_) {
+    if (lowering.lowered(r) < 0) continue;
+    if (g->unique_arrays_.empty()) g->unique_arrays_.assign(n_nt, false);
+    g->unique_arrays_[static_cast<size_t>(lowering.lowered(r))] = true;
+  }
   auto productive = fixpoint(g->productions_, n_nt,
                              [&](Symbol s) { return !g->terminals_[terminal_index(s)].empty(); });
   // Drop productions that cannot finish; a repetition of an unproductive symbol keeps only
@@ -332,7 +340,7 @@ size_t Grammar::memory_bytes() const {
                  nt_productions_.capacity() * sizeof(std::vector<uint32_t>) +
                  nullable_.capacity() / 8 + suffix_begin_.capacity() * sizeof(uint32_t) +
                  suffix_ids_.capacity() * sizeof(uint32_t) + terminals_.capacity() * sizeof(ByteSet) +
-                 names_.capacity() * sizeof(std::string);
+                 names_.capacity() * sizeof(std::string) + unique_arrays_.capacity() / 8;
   for (const Production& p : productions_) bytes += p.rhs.capacity() * sizeof(Symbol);
   for (const auto& list : nt_productions_) bytes += list.capacity() * sizeof(uint32_t);
   for (const std::string& name : names_) bytes += name.capacity() > 15 ? name.capacity() : 0;

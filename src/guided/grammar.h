@@ -107,6 +107,10 @@ class Grammar {
   uint32_t suffix_id(uint32_t p, uint32_t dot) const { return suffix_ids_[suffix_begin_[p] + dot]; }
   const ByteSet& terminal(uint32_t index) const { return terminals_[index]; }
   const std::string& name(uint32_t nt) const { return names_[nt]; }
+  // Nonterminals marked with GrammarBuilder::mark_unique_array(): arrays whose elements must
+  // be pairwise distinct (uniqueItems). The grammar cannot say it; unique_items.h checks it.
+  bool unique_array(uint32_t nt) const { return !unique_arrays_.empty() && unique_arrays_[nt]; }
+  bool has_unique_arrays() const { return !unique_arrays_.empty(); }
   // True when the language is empty (an unsatisfiable schema): every byte is rejected.
   bool empty_language() const { return nt_productions_[start_].empty(); }
   // Heap bytes this grammar holds (productions, symbols, suffix ids, terminals, names): what
@@ -126,6 +130,7 @@ class Grammar {
   std::vector<uint32_t> suffix_ids_;
   std::vector<ByteSet> terminals_;
   std::vector<std::string> names_;
+  std::vector<bool> unique_arrays_;  // per nonterminal; empty when none is marked
 };
 
 class GrammarBuilder {
@@ -155,6 +160,10 @@ class GrammarBuilder {
     return r;
   }
   size_t size() const { return nodes_.size(); }
+  // Marks `rule` as a JSON array whose elements must be pairwise distinct. Its body must be a
+  // sequence (or alternatives of sequences) starting with the byte '[' and ending with ']',
+  // elements separated by ',' (Grammar::unique_array(); unique_items.h).
+  void mark_unique_array(RuleId rule) { unique_rules_.push_back(rule); }
 
   // Flattens everything reachable from `start`. Every reachable rule must be defined.
   std::shared_ptr<const Grammar> build(RuleId start) const;
@@ -179,6 +188,7 @@ class GrammarBuilder {
   std::string text_;
   std::vector<ByteSet> sets_;
   std::vector<RuleDef> rules_;
+  std::vector<RuleId> unique_rules_;
 };
 
 }  // namespace afm::guided

@@ -249,6 +249,8 @@ void SchemaCompiler::merge_into(Json& dst, const Json& src, const std::string& p
         for (const Json& b : value) pairs.push_back(Json{{"allOf", Json::array({a, b})}});
       }
       mine = std::move(pairs);
+    } else if (key == "uniqueItems" && mine.is_boolean() && value.is_boolean()) {
+      mine = mine.get<bool>() || value.get<bool>();
     } else if (key == "oneOf") {
       members.deferred.push_back(Json{{"oneOf", value}});
     } else if (kMinKeywords.count(key) && mine.is_number() && value.is_number()) {

@@ -144,9 +144,6 @@ void SchemaCompiler::check_keywords(const Json& schema, const std::string& point
       unsupported(pointer, key, it->second);
     }
     if (key == "uniqueItems" && !(value.is_boolean())) invalid(pointer, key, "must be a boolean");
-    if (key == "uniqueItems" && value.get<bool>()) {
-      unsupported(pointer, key, "uniqueness of items is not expressible as a grammar");
-    }
     if (key == "$schema" && !(value.is_string() && is_known_metaschema(value.get<std::string>()))) {
       unsupported(pointer, key, "unknown metaschema " + value.dump() + " (its vocabulary is unknown)");
     }

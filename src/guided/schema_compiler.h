@@ -96,6 +96,13 @@ class SchemaCompiler {
   Expr compile_object(const Json& schema, const std::string& pointer, int depth);
   Expr compile_array(const Json& schema, const std::string& pointer, int depth);
   Expr key_not_in(const std::vector<std::string>& names);
+  // schema_unique_items.cpp: refuses (unsupported) an array whose uniqueItems the guard cannot
+  // enforce exactly: items with several texts per value, nested unique arrays, or minItems
+  // >= 2 without a proof that enough distinct values exist.
+  void check_unique_items(const Json& array_schema, const std::string& pointer,
+                          uint64_t min_items) const;
+  void check_unique_items_count(const Json& array_schema, const std::string& pointer,
+                                uint64_t min_items) const;
   Expr member_pair(const std::string& name, Expr value);
 
   // schema_object_keys.cpp

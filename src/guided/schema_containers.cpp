@@ -293,7 +293,13 @@ Expr SchemaCompiler::compile_array(const Json& schema, const std::string& pointe
   }
   Expr non_empty = b_.seq({element(0), rest});
   Expr body = min_items == 0 ? b_.alt({b_.empty(), non_empty}) : non_empty;
-  return b_.seq({b_.literal("["), body, b_.literal("]")});
+  Expr array = b_.seq({b_.literal("["), body, b_.literal("]")});
+  if (schema.value("uniqueItems", Json(false)) != Json(true) || max_items < 2) return array;
+  // Distinct elements: not a grammar, a check beside it (unique_items.h) on this marked rule.
+  check_unique_items(schema, pointer, min_items);
+  const RuleId unique = b_.rule("unique-array", array);
+  b_.mark_unique_array(unique);
+  return b_.ref(unique);
 }
 
 }  // namespace afm::guided

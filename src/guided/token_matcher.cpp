@@ -20,7 +20,9 @@ TokenMatcher::TokenMatcher(std::shared_ptr<const Grammar> grammar,
                            std::shared_ptr<MaskCache> mask_cache)
     : vocabulary_(std::move(vocabulary)),
       bytes_(grammar),
-      masks_(mask_cache ? std::move(mask_cache) : MaskCache::shared(grammar, vocabulary_)) {}
+      masks_(mask_cache ? std::move(mask_cache) : MaskCache::shared(grammar, vocabulary_)) {
+  if (grammar->has_unique_arrays()) unique_.emplace();
+}
 
 bool TokenMatcher::accept_token(int32_t id) {
   if (terminated_ || id < 0 || id >= vocabulary_->size()) return false;
@@ -33,6 +35,14 @@ bool TokenMatcher::accept_token(int32_t id) {
   if (!vocabulary_->is_grammar_token(id)) return false;
   const std::string& text = vocabulary_->token_bytes(id);
   if (!bytes_.accept_bytes(text)) return false;
+  if (unique_) {
+    bytes_.rollback(text.size());
+    if (!unique_->allows(bytes_, text)) return false;
+    for (char c : text) {
+      AFM_CHECK(bytes_.accept_byte(static_cast<uint8_t>(c)));
+      AFM_CHECK(unique_->observe(bytes_, static_cast<uint8_t>(c)));
+    }
+  }
   token_lengths_.push_back(static_cast<uint32_t>(text.size()));
   return true;
 }
@@ -43,6 +53,7 @@ void TokenMatcher::rollback(size_t n_tokens) {
     // Only the last token can be EOS, and it consumed no bytes.
     if (terminated_) terminated_ = false;
     bytes_.rollback(token_lengths_.back());
+    if (unique_) unique_->rollback(token_lengths_.back());
     token_lengths_.pop_back();
   }
 }
@@ -57,6 +68,7 @@ void TokenMatcher::fill_next_token_mask(std::span<uint32_t> words) {
     std::fill(words.begin(), words.end(), 0u);
     walk_trie(words);
   }
+  apply_unique_items(words);
   const auto eos = vocabulary_->eos_id();
   if (eos && bytes_.is_complete()) set_bit(words, *eos);
 }
@@ -66,8 +78,13 @@ void TokenMatcher::fill_next_token_mask_reference(std::span<uint32_t> words) {
   std::fill(words.begin(), words.end(), 0u);
   if (terminated_) return;
   walk_trie(words);
+  apply_unique_items(words);
   const auto eos = vocabulary_->eos_id();
   if (eos && bytes_.is_complete()) set_bit(words, *eos);
+}
+
+void TokenMatcher::apply_unique_items(std::span<uint32_t> words) {
+  if (unique_) unique_->filter_mask(bytes_, *vocabulary_, words);
 }
 
 std::vector<uint32_t> TokenMatcher::next_token_mask() {

@@ -14,6 +14,10 @@
 // fill_next_token_mask_reference() is the plain walk over the vocabulary trie (one Earley step per
 // trie edge) that the fast path must equal; tests and benchmarks compare the two.
 //
+// Grammars with unique arrays (uniqueItems) get a UniqueItemsGuard beside the byte matcher:
+// accept_token() and both masks also refuse tokens that would repeat an element or leave only
+// repeats to write (unique_items.h); the cached grammar mask is filtered after the cache.
+//
 // Ownership and threads: the Grammar and TokenVocabulary are immutable and may be shared by
 // many matchers on many threads; so may the MaskCache (thread-safe). A TokenMatcher is one per
 // sequence, single-threaded.
@@ -23,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -31,6 +36,7 @@
 #include "guided/grammar.h"
 #include "guided/mask_cache.h"
 #include "guided/token_vocabulary.h"
+#include "guided/unique_items.h"
 
 namespace afm::guided {
 
@@ -71,10 +77,12 @@ class TokenMatcher {
 
  private:
   void walk_trie(std::span<uint32_t> words);
+  void apply_unique_items(std::span<uint32_t> words);
 
   std::shared_ptr<const TokenVocabulary> vocabulary_;
   ByteMatcher bytes_;
   std::shared_ptr<MaskCache> masks_;
+  std::optional<UniqueItemsGuard> unique_;  // only for grammars with unique arrays
   std::vector<uint32_t> token_lengths_;  // bytes consumed per accepted token (EOS: 0)
   bool terminated_ = false;
 };

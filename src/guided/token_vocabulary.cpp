@@ -24,6 +24,12 @@ TokenVocabulary::TokenVocabulary(std::vector<std::string> token_bytes, std::vect
                 "token vocabulary: eos id " + std::to_string(*eos_id_) + " is out of range");
   }
   build_trie();
+  for (int32_t id = 0; id < size(); ++id) {
+    if (!is_grammar_token(id)) continue;
+    const std::string& text = bytes_[static_cast<size_t>(id)];
+    if (text.find_first_of("\"\\") != std::string::npos) leaving_strings_.push_back(id);
+    if (text.find('[') != std::string::npos) opening_arrays_.push_back(id);
+  }
 }
 
 // Sorting the grammar tokens by their bytes turns trie construction into one pass: a string

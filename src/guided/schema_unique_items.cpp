@@ -1,0 +1,153 @@
+// uniqueItems: which arrays the compiler may mark unique. UniqueItemsGuard (unique_items.h)
+// compares element texts, so every value an element can take must have exactly one text in
+// the grammar. Compiled grammars fix the whitespace, escape a character one way only and
+// write integers without leading zeros or "-0", and write declared properties in one order,
+// so strings, integers, booleans, null, arrays of those and objects without undeclared keys
+// qualify. Refused, naming the place: numbers that may have a fraction (1, 1.0, 1e0), objects
+// that may have undeclared keys (they come in any order), items that may be any value, enum or
+// const values with fractions or multi-key objects (written as given, perhaps in another key
+// order than the properties beside them), and unique arrays inside the items of another (the
+// guard follows one array at a time). The check is static and conservative: it reads every
+// subschema an element can reach, $ref targets once each.
+#include <cmath>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "guided/schema_budget.h"
+#include "guided/schema_compiler.h"
+
+namespace afm::guided {
+
+namespace {
+
+bool type_allows(const Json& schema, const char* type) {
+  if (!schema.contains("type")) return true;
+  const Json& t = schema["type"];
+  if (t.is_string()) return t == type;
+  if (!t.is_array()) return true;
+  for (const Json& u : t) {
+    if (u == type) return true;
+  }
+  return false;
+}
+
+// A value with one text: no fractions, no object with two keys (their order is the value's).
+bool literal_has_one_text(const Json& v) {
+  if (v.is_number_float()) {  // canonical_json writes an integral one as an integer
+    const double d = v.get<double>();
+    return std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18;
+  }
+  if (v.is_object() && v.size() > 1) return false;
+  if (v.is_object() || v.is_array()) {
+    for (const auto& [key, sub] : v.items()) {
+      if (!literal_has_one_text(sub)) return false;
+    }
+  }
+  return true;
+}
+
+bool has_combinator(const Json& s) {
+  return s.contains("anyOf") || s.contains("oneOf") || s.contains("allOf") || s.contains("$ref");
+}
+
+}  // namespace
+
+void SchemaCompiler::check_unique_items(const Json& array_schema, const std::string& pointer,
+                                        uint64_t min_items) const {
+  auto refuse = [&](const std::string& where, const std::string& why) {
+    unsupported(pointer, "uniqueItems", "items " + why + " (at " + short_pointer(where) + ")");
+  };
+  std::vector<std::pair<const Json*, std::string>> pending;
+  auto push_schemas = [&](const Json& parent, const std::string& parent_ptr, const char* key) {
+    if (!parent.contains(key)) return;
+    const Json& v = parent[key];
+    const std::string ptr = child_pointer(parent_ptr, key);
+    if (v.is_array()) {
+      for (size_t i = 0; i < v.size(); ++i) pending.push_back({&v[i], child_pointer(ptr, std::to_string(i))});
+    } else if (v.is_object() && (std::string(key) == "properties" || std::string(key) == "patternProperties" ||
+                                 std::string(key) == "dependentSchemas")) {
+      for (const auto& [name, sub] : v.items()) pending.push_back({&sub, child_pointer(ptr, name)});
+    } else {
+      pending.push_back({&v, ptr});
+    }
+  };
+  for (const char* key : {"items", "prefixItems", "additionalItems"}) {
+    push_schemas(array_schema, pointer, key);
+  }
+  if (!array_schema.contains("items") && !array_schema.contains("prefixItems")) {
+    refuse(pointer, "may be any value (no items schema)");
+  }
+  std::set<const Json*> done;
+  while (!pending.empty()) {
+    auto [node, ptr] = pending.back();
+    pending.pop_back();
+    if (!done.insert(node).second) continue;
+    const Json& s = *node;
+    if (s.is_boolean()) {
+      if (s.get<bool>()) refuse(ptr, "may be any value (schema true)");
+      continue;
+    }
+    if (!s.is_object()) continue;  // compile() reports it
+    if (s.contains("uniqueItems") && s["uniqueItems"] == Json(true)) {
+      refuse(ptr, "hold another uniqueItems array (one is followed at a time)");
+    }
+    if (s.contains("enum") || s.contains("const")) {
+      for (const Json& v : s.contains("const") ? Json::array({s["const"]}) : s["enum"]) {
+        if (!literal_has_one_text(v)) {
+          refuse(ptr, "have enum/const value " + v.dump() +
+                          " (a fraction or a multi-key object has several texts)");
+        }
+      }
+      continue;  // every other keyword only narrows these texts
+    }
+    if (!s.contains("type") && !has_combinator(s)) refuse(ptr, "may be any value (no type)");
+    if (s.contains("type") && type_allows(s, "number")) {
+      refuse(ptr, "may be numbers with a fraction (1, 1.0 and 1e0 are one value)");
+    }
+    const bool objects = s.contains("type") && type_allows(s, "object");
+    const bool declares_members = s.contains("properties") || s.contains("patternProperties") ||
+                                  s.contains("additionalProperties");
+    if ((objects || declares_members) &&
+        (s.value("additionalProperties", Json(true)) != Json(false) || s.contains("patternProperties"))) {
+      refuse(ptr, "may be objects with undeclared keys (they come in any order)");
+    }
+    if (s.contains("$ref") && s["$ref"].is_string()) {
+      std::string target_ptr;
+      pending.push_back({&resolve_ref(s["$ref"].get<std::string>(), ptr, &target_ptr), target_ptr});
+    }
+    for (const char* key : {"anyOf", "oneOf", "allOf", "if", "then", "else", "items", "prefixItems",
+                            "additionalItems", "properties", "dependentSchemas"}) {
+      push_schemas(s, ptr, key);
+    }
+  }
+  if (min_items >= 2) check_unique_items_count(array_schema, pointer, min_items);
+}
+
+// minItems >= 2 needs that many distinct values; shown for the plain cases only: an enum with
+// enough values, strings without constraints, integers open on one side.
+void SchemaCompiler::check_unique_items_count(const Json& array_schema, const std::string& pointer,
+                                              uint64_t min_items) const {
+  static const Json kNone = false;
+  const Json& items =
+      array_schema.contains("items") ? look_through_refs(array_schema["items"], pointer) : kNone;
+  bool enough = false;
+  if (items.is_object() && !array_schema.contains("prefixItems")) {
+    size_t assertions = 0;
+    for (const auto& [key, v] : items.items()) assertions += is_assertion_keyword(key) ? 1 : 0;
+    if (items.contains("enum") && items["enum"].is_array()) {
+      enough = assertions <= 2 && items["enum"].size() >= min_items;
+    } else if (items.contains("type") && items["type"] == "string") {
+      enough = assertions == 1 || (assertions == 2 && items.contains("minLength"));
+    } else if (items.contains("type") && items["type"] == "integer") {
+      enough = assertions == 1 || (assertions == 2 && (items.contains("minimum") || items.contains("maximum")));
+    }
+  }
+  if (!enough) {
+    unsupported(pointer, "uniqueItems", "minItems " + std::to_string(min_items) +
+                                            " with items afm cannot show to have that many distinct values");
+  }
+}
+
+}  // namespace afm::guided
