@@ -105,6 +105,19 @@ HAND_WRITTEN = [
                {"not": {"required": ["k", "m"]}},
                {"not": {"anyOf": [{"required": ["m", "n"]},
                                   {"properties": {"k": {"const": "b"}}, "required": ["k"]}]}}]},
+    # uniqueItems (unique_items.h): a finite item language that runs out, tag objects, texts
+    # that are prefixes of each other, minItems over an enum, and arrays as elements.
+    {"type": "object", "additionalProperties": False, "required": ["tags", "ids", "codes", "sets"],
+     "properties": {
+        "tags": {"type": "array", "uniqueItems": True, "items": {
+            "type": "object", "additionalProperties": False, "required": ["Key", "Value"],
+            "properties": {"Key": {"enum": ["env", "team"]}, "Value": {"type": "boolean"}}}},
+        "ids": {"type": "array", "uniqueItems": True, "maxItems": 6,
+                "items": {"type": "string", "pattern": "^[ab]{1,2}$"}},
+        "codes": {"type": "array", "uniqueItems": True, "minItems": 2,
+                  "items": {"enum": [1, 2, 3]}},
+        "sets": {"type": "array", "uniqueItems": True, "items": {
+            "type": "array", "maxItems": 2, "items": {"type": "boolean"}}}}},
 ]
 
 
