@@ -97,7 +97,7 @@ class SchemaCompiler {
   Expr compile_array(const Json& schema, const std::string& pointer, int depth);
   Expr key_not_in(const std::vector<std::string>& names);
   // schema_unique_items.cpp: refuses (unsupported) an array whose uniqueItems the guard cannot
-  // enforce exactly: items with several texts per value, nested unique arrays, or minItems
+  // enforce exactly: items with several texts per value, or minItems
   // >= 2 without a proof that enough distinct values exist.
   void check_unique_items(const Json& array_schema, const std::string& pointer,
                           uint64_t min_items) const;

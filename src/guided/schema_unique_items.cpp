@@ -6,8 +6,8 @@
 // qualify. Refused, naming the place: numbers that may have a fraction (1, 1.0, 1e0), objects
 // that may have undeclared keys (they come in any order), items that may be any value, enum or
 // const values with fractions or multi-key objects (written as given, perhaps in another key
-// order than the properties beside them), and unique arrays inside the items of another (the
-// guard follows one array at a time). The check is static and conservative: it reads every
+// order than the properties beside them). Unique arrays inside the items qualify (the guard
+// follows them all). The check is static and conservative: it reads every
 // subschema an element can reach, $ref targets once each.
 #include <cmath>
 #include <set>
@@ -90,9 +90,6 @@ void SchemaCompiler::check_unique_items(const Json& array_schema, const std::str
       continue;
     }
     if (!s.is_object()) continue;  // compile() reports it
-    if (s.contains("uniqueItems") && s["uniqueItems"] == Json(true)) {
-      refuse(ptr, "hold another uniqueItems array (one is followed at a time)");
-    }
     if (s.contains("enum") || s.contains("const")) {
       for (const Json& v : s.contains("const") ? Json::array({s["const"]}) : s["enum"]) {
         if (!literal_has_one_text(v)) {

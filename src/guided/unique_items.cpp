@@ -19,37 +19,21 @@ bool has_bit(std::span<const uint32_t> words, int32_t id) {
   return (words[static_cast<size_t>(id) >> 5] >> (id & 31)) & 1;
 }
 
-// The lexical part of a scan, saved and restored by the dead-end walk (the element only grows
-// during the walk, so its length is enough).
-struct ScanMark {
-  std::vector<uint8_t> containers;
-  bool in_string, escaped;
-  size_t element_size;
-};
+bool completable(ByteMatcher& m, const UniqueScan& scan);
 
-ScanMark mark(const UniqueScan& s) {
-  return {s.containers, s.in_string, s.escaped, s.element.size()};
-}
-
-void restore(UniqueScan& s, const ScanMark& m) {
-  s.containers = m.containers;
-  s.in_string = m.in_string;
-  s.escaped = m.escaped;
-  s.element.resize(m.element_size);
-}
-
-// True when some completion of the open unique array's current element (m and scan at the
-// same position) is not a duplicate. Depth-first over the grammar's next bytes, following only
-// bytes that keep the element a prefix of a finished one: a byte that leaves them all starts a
-// text no finished element has, and the grammar completes any prefix it accepts. Each step
-// follows an edge of the finished elements' trie, so the walk is bounded by their total length.
-bool has_fresh_completion(ByteMatcher& m, UniqueScan& scan) {
+// For the open array `j` whose element is a prefix of an earlier one (none outside it is):
+// true when some continuation from here finishes that element fresh with every array inside
+// it still completable. Depth-first over the grammar's next bytes, following only bytes that
+// keep the element on an earlier element's text; each step follows an edge of the trie of
+// those texts, so the walk is bounded by their total length. A byte that leaves them all (or
+// an end that is no repeat) settles array j; the arrays inside j are then checked from there.
+bool walk_earlier_elements(ByteMatcher& m, const UniqueScan& start, size_t j) {
   struct Level {
     ByteSet todo;
-    ScanMark saved;
+    UniqueScan scan;
   };
   std::vector<Level> stack;
-  stack.push_back({m.allowed_next_bytes(), mark(scan)});
+  stack.push_back({m.allowed_next_bytes(), start});
   size_t stepped = 0;
   bool found = false;
   while (!stack.empty() && !found) {
@@ -63,33 +47,76 @@ bool has_fresh_completion(ByteMatcher& m, UniqueScan& scan) {
       continue;
     }
     const auto b = static_cast<uint8_t>(level.todo.lowest());
-    level.todo = level.todo - [&] { ByteSet one; one.set(b); return one; }();
-    restore(scan, level.saved);
-    if (scan.at_array_level() && (b == ',' || b == ']')) {
-      // The element ends here: fresh unless it repeats one (an empty one is `[]` closing).
-      found = scan.element.empty() || !scan.is_duplicate(scan.element);
-      continue;
-    }
-    const bool skipped = scan.at_array_level() && scan.element.empty() && is_json_space(b);
-    if (!skipped && !scan.known_prefix(scan.element + static_cast<char>(b))) {
-      found = true;
+    ByteSet one;
+    one.set(b);
+    level.todo = level.todo - one;
+    UniqueScan next = level.scan;
+    if (j + 1 == next.arrays.size() && next.at_array_level() && (b == ',' || b == ']')) {
+      // Array j's element ends here (the arrays inside it are closed): fresh unless it repeats
+      // one; an empty one is `[]` closing.
+      const UniqueScan::Array& a = next.arrays[j];
+      found = a.element.empty() || !a.is_duplicate(a.element);
       continue;
     }
     AFM_CHECK(m.accept_byte(b));  // allowed_next_bytes() said so
     ++stepped;
-    scan.feed(b, false);  // no boundary here; nested unique arrays are never marked
-    stack.push_back({m.allowed_next_bytes(), mark(scan)});
+    const bool unique = next.opens_array(b) && m.opened_unique_array();
+    if (!next.feed(b, unique)) {  // repeats an element of an array inside j
+      m.rollback(1);
+      --stepped;
+      continue;
+    }
+    if (!next.arrays[j].known_prefix(next.arrays[j].element)) {
+      found = completable(m, next);
+      m.rollback(1);
+      --stepped;
+      continue;
+    }
+    stack.push_back({m.allowed_next_bytes(), std::move(next)});
   }
   m.rollback(stepped);
   return found;
 }
 
+// True when the state (m and scan at the same position) extends to a text whose unique arrays
+// have distinct elements.
+bool completable(ByteMatcher& m, const UniqueScan& scan) {
+  const size_t j = scan.first_on_known_prefix();
+  return j == scan.arrays.size() || walk_earlier_elements(m, scan, j);
+}
+
 }  // namespace
 
+bool UniqueScan::Array::is_duplicate(const std::string& text) const {
+  if (seen && seen->count(text)) return true;
+  return std::find(added.begin(), added.end(), text) != added.end();
+}
+
+bool UniqueScan::Array::known_prefix(std::string_view prefix) const {
+  if (seen) {
+    auto it = seen->lower_bound(std::string(prefix));
+    if (it != seen->end() && std::string_view(*it).starts_with(prefix)) return true;
+  }
+  return std::any_of(added.begin(), added.end(),
+                     [&](const std::string& e) { return std::string_view(e).starts_with(prefix); });
+}
+
+size_t UniqueScan::first_on_known_prefix() const {
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    if (arrays[i].known_prefix(arrays[i].element)) return i;
+  }
+  return arrays.size();
+}
+
+// Only the innermost open array can be at its own level, so only it sees its ',' and ']'; to
+// the arrays outside it every byte is element text.
 bool UniqueScan::feed(uint8_t b, bool unique) {
-  const bool inside = open() && containers.size() >= unique_level;
+  const size_t n = arrays.size();
+  auto append_outer = [&](size_t count) {
+    for (size_t i = 0; i < count; ++i) arrays[i].element.push_back(static_cast<char>(b));
+  };
   if (in_string) {
-    if (inside) element.push_back(static_cast<char>(b));
+    append_outer(n);
     if (escaped) {
       escaped = false;
     } else if (b == '\\') {
@@ -100,21 +127,21 @@ bool UniqueScan::feed(uint8_t b, bool unique) {
     return true;
   }
   if (at_array_level() && (b == ',' || b == ']')) {
-    if (!element.empty()) {
-      if (is_duplicate(element)) return false;
-      added.push_back(std::move(element));
-      element.clear();
+    Array& a = arrays.back();
+    if (!a.element.empty()) {
+      if (a.is_duplicate(a.element)) return false;
+      a.added.push_back(std::move(a.element));
+      a.element.clear();
     }
+    append_outer(n - 1);
     if (b == ']') {
       containers.pop_back();
-      unique_level = 0;
-      seen_stale = true;
-      added.clear();
+      arrays.pop_back();
     }
     return true;
   }
-  if (at_array_level() && element.empty() && is_json_space(b)) return true;
-  if (inside) element.push_back(static_cast<char>(b));
+  const bool skip_space = at_array_level() && arrays.back().element.empty() && is_json_space(b);
+  append_outer(skip_space ? n - 1 : n);
   switch (b) {
     case '"':
       in_string = true;
@@ -122,7 +149,7 @@ bool UniqueScan::feed(uint8_t b, bool unique) {
     case '[':
     case '{':
       containers.push_back(b);
-      if (b == '[' && unique && !open()) unique_level = containers.size();
+      if (b == '[' && unique) arrays.push_back(Array{containers.size(), {}, nullptr, {}});
       break;
     case ']':
     case '}':
@@ -134,25 +161,12 @@ bool UniqueScan::feed(uint8_t b, bool unique) {
   return true;
 }
 
-bool UniqueScan::is_duplicate(const std::string& text) const {
-  if (seen && !seen_stale && seen->count(text)) return true;
-  return std::find(added.begin(), added.end(), text) != added.end();
-}
-
-bool UniqueScan::known_prefix(std::string_view prefix) const {
-  if (seen && !seen_stale) {
-    auto it = seen->lower_bound(std::string(prefix));
-    if (it != seen->end() && std::string_view(*it).starts_with(prefix)) return true;
-  }
-  return std::any_of(added.begin(), added.end(),
-                     [&](const std::string& e) { return std::string_view(e).starts_with(prefix); });
-}
-
 UniqueScan UniqueItemsGuard::fresh_scan() const {
   UniqueScan scan = scan_;
-  scan.seen = &seen_;
-  scan.seen_stale = false;
-  scan.added.clear();
+  for (size_t i = 0; i < scan.arrays.size(); ++i) {
+    scan.arrays[i].seen = &seen_[i];
+    scan.arrays[i].added.clear();
+  }
   return scan;
 }
 
@@ -166,31 +180,38 @@ bool UniqueItemsGuard::allows(ByteMatcher& m, std::string_view bytes) const {
   for (size_t i = 0; i < bytes.size() && ok; ++i) {
     const auto b = static_cast<uint8_t>(bytes[i]);
     bool unique = false;
-    if (scan.opens_array(b) && !scan.open()) {
+    if (scan.opens_array(b)) {
       step_to(i + 1);
       unique = m.opened_unique_array();
     }
     ok = scan.feed(b, unique);
   }
-  if (ok && scan.open() && scan.known_prefix(scan.element)) {
+  if (ok && scan.first_on_known_prefix() < scan.arrays.size()) {
     step_to(bytes.size());
-    ok = has_fresh_completion(m, scan);
+    ok = completable(m, scan);
   }
   m.rollback(stepped);
   return ok;
 }
 
 bool UniqueItemsGuard::observe(const ByteMatcher& m, uint8_t byte) {
-  const bool unique = scan_.opens_array(byte) && !scan_.open() && m.opened_unique_array();
+  const bool unique = scan_.opens_array(byte) && m.opened_unique_array();
   if (unique) unique_opens_.push_back(text_.size());
   text_.push_back(static_cast<char>(byte));
-  scan_.seen = &seen_;
+  scan_ = fresh_scan();
   const bool ok = scan_.feed(byte, unique);
-  for (std::string& e : scan_.added) seen_.insert(std::move(e));
-  scan_.added.clear();
-  if (scan_.seen_stale) seen_.clear();
-  scan_.seen_stale = false;
+  keep_finished();
   return ok;
+}
+
+// A byte finishes, opens or closes at most one array, and only the innermost.
+void UniqueItemsGuard::keep_finished() {
+  seen_.resize(scan_.arrays.size());
+  for (size_t i = 0; i < scan_.arrays.size(); ++i) {
+    for (std::string& e : scan_.arrays[i].added) seen_[i].insert(std::move(e));
+    scan_.arrays[i].added.clear();
+    scan_.arrays[i].seen = nullptr;
+  }
 }
 
 void UniqueItemsGuard::rollback(size_t n) {
@@ -206,16 +227,13 @@ void UniqueItemsGuard::rollback(size_t n) {
 void UniqueItemsGuard::replay() {
   scan_ = UniqueScan();
   seen_.clear();
-  scan_.seen = &seen_;
   size_t next_open = 0;
   for (size_t i = 0; i < text_.size(); ++i) {
     const bool unique = next_open < unique_opens_.size() && unique_opens_[next_open] == i;
     if (unique) ++next_open;
+    scan_ = fresh_scan();
     scan_.feed(static_cast<uint8_t>(text_[i]), unique);
-    for (std::string& e : scan_.added) seen_.insert(std::move(e));
-    scan_.added.clear();
-    if (scan_.seen_stale) seen_.clear();
-    scan_.seen_stale = false;
+    keep_finished();
   }
 }
 
@@ -237,24 +255,28 @@ void UniqueItemsGuard::filter_mask(ByteMatcher& m, const TokenVocabulary& vocabu
     }
     return;
   }
-  // Inside a string a token without '"' or '\' only extends the element: it matters only if
-  // the element stays a prefix of a finished one, i.e. the token is a prefix of the rest of one.
+  // Inside a string a token without '"' or '\\' only extends the elements: it matters only if
+  // an element stays a prefix of a finished one, i.e. the token is a prefix of the rest of one.
   for (int32_t id : vocabulary.tokens_leaving_strings()) check(id);
-  if (!scan.known_prefix(scan.element)) return;
   const auto nodes = vocabulary.nodes();
   const auto ids = vocabulary.token_ids();
-  for (auto it = seen_.lower_bound(scan.element);
-       it != seen_.end() && std::string_view(*it).starts_with(scan.element); ++it) {
-    const std::string_view rest = std::string_view(*it).substr(scan.element.size());
-    size_t node = 0, end = nodes.size();  // the children of the current trie position
-    for (size_t d = 0; d < rest.size(); ++d) {
-      while (node < end && nodes[node].byte != static_cast<uint8_t>(rest[d])) {
-        node = nodes[node].subtree_end;
+  for (size_t i = 0; i < scan.arrays.size(); ++i) {
+    const std::string& element = scan.arrays[i].element;
+    for (auto it = seen_[i].lower_bound(element);
+         it != seen_[i].end() && std::string_view(*it).starts_with(element); ++it) {
+      const std::string_view rest = std::string_view(*it).substr(element.size());
+      size_t node = 0, end = nodes.size();  // the children of the current trie position
+      for (size_t d = 0; d < rest.size(); ++d) {
+        while (node < end && nodes[node].byte != static_cast<uint8_t>(rest[d])) {
+          node = nodes[node].subtree_end;
+        }
+        if (node >= end) break;
+        for (uint32_t k = 0; k < nodes[node].num_tokens; ++k) {
+          check(ids[nodes[node].first_token + k]);
+        }
+        end = nodes[node].subtree_end;
+        ++node;
       }
-      if (node >= end) break;
-      for (uint32_t k = 0; k < nodes[node].num_tokens; ++k) check(ids[nodes[node].first_token + k]);
-      end = nodes[node].subtree_end;
-      ++node;
     }
   }
 }

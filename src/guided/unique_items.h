@@ -8,15 +8,17 @@
 // whitespace, declared key order, canonical strings and integers), so two elements are equal
 // JSON values exactly when their texts are equal, and the guard compares texts.
 //
-// What is refused, for the open unique array (the compiler forbids unique arrays inside the
-// items of another, so at most one is open at a time):
+// What is refused, for every open unique array (they may nest: a unique array of objects with
+// unique arrays inside):
 //  - a byte that ends an element (',' or ']' at the array's level) whose text equals an
 //    earlier element's;
 //  - a byte string after which every completion of the current element is such a duplicate
 //    (the grammar's "no dead ends" promise, kept under the extra rule). Only possible while the
 //    element's text is a prefix of an earlier one; then a walk over the grammar's next bytes
 //    along the earlier texts (bounded by their total length) finds a byte that leaves them all,
-//    or an end that is not a duplicate, or proves there is none.
+//    or an end that is not a duplicate, or proves there is none. The walk is for the outermost
+//    such array; where it leaves that array's earlier texts, the arrays inside are checked the
+//    same way from there.
 // Arrays are recognised when their '[' is consumed: ByteMatcher::opened_unique_array().
 //
 // Thread safety: one guard per sequence, single-threaded, like its matcher.
@@ -36,30 +38,37 @@
 
 namespace afm::guided {
 
-// The JSON structure of a canonical text read byte by byte, and the unique array's elements.
-// Internal to unique_items.cpp and its tests.
+// The JSON structure of a canonical text read byte by byte, and the open unique arrays'
+// elements. Internal to unique_items.cpp and its tests.
 struct UniqueScan {
+  // One open unique array: the level (containers.size() inside it), its current element's text
+  // so far, and its finished elements: `seen` (owned by the guard, set for each use since
+  // guards are copied) and `added` (finished during this scan).
+  struct Array {
+    size_t level = 0;
+    std::string element;
+    const std::set<std::string>* seen = nullptr;
+    std::vector<std::string> added;
+    bool is_duplicate(const std::string& text) const;
+    bool known_prefix(std::string_view prefix) const;  // some finished element starts with it
+  };
   std::vector<uint8_t> containers;  // '[' or '{' per open container, outermost first
   bool in_string = false;
   bool escaped = false;
-  size_t unique_level = 0;  // containers.size() inside the open unique array; 0: none open
-  std::string element;      // text of the unique array's current element so far
-  // Its finished elements, owned by the guard (set for each use: guards are copied).
-  const std::set<std::string>* seen = nullptr;
-  bool seen_stale = false;  // the array `seen` belongs to was closed during this scan
-  std::vector<std::string> added;  // elements finished during this scan
+  std::vector<Array> arrays;  // the open unique arrays, outermost first
 
-  bool open() const { return unique_level != 0; }
+  bool open() const { return !arrays.empty(); }
   // True when `b` would open an array here (the caller then asks the matcher if it is unique).
   bool opens_array(uint8_t b) const { return !in_string && b == '['; }
-  // At the unique array's own level, outside any element's string.
-  bool at_array_level() const { return open() && containers.size() == unique_level && !in_string; }
+  // At the innermost unique array's own level, outside any element's string.
+  bool at_array_level() const {
+    return open() && containers.size() == arrays.back().level && !in_string;
+  }
   // Advances over `b` (`unique`: it opens a unique array). False when `b` finishes an element
   // equal to an earlier one; the scan is then unusable.
   bool feed(uint8_t b, bool unique);
-  bool is_duplicate(const std::string& text) const;
-  // Some finished element starts with `prefix`.
-  bool known_prefix(std::string_view prefix) const;
+  // The outermost open array whose element is a prefix of one it finished, or arrays.size().
+  size_t first_on_known_prefix() const;
 };
 
 class UniqueItemsGuard {
@@ -84,9 +93,10 @@ class UniqueItemsGuard {
  private:
   UniqueScan fresh_scan() const;
   void replay();
+  void keep_finished();  // moves the scan's finished elements into seen_
 
   UniqueScan scan_;
-  std::set<std::string> seen_;
+  std::vector<std::set<std::string>> seen_;  // per open unique array (scan_.arrays)
   std::string text_;                 // every observed byte (rollback replays it)
   std::vector<size_t> unique_opens_;  // positions in text_ of '[' that opened unique arrays
 };

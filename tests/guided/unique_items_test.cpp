@@ -142,6 +142,19 @@ TEST(UniqueItems, InsideOtherValues) {
   EXPECT_EQ(produced(g, 60), expected);
 }
 
+TEST(UniqueItems, UniqueArraysOfUniqueArrays) {
+  auto g = compile(R"({"type":"array","uniqueItems":true,"maxItems":2,"items":{
+      "type":"array","uniqueItems":true,"items":{"enum":[1,2]}}})");
+  const auto inner = arrangements({"1", "2"}, 0, 2);
+  EXPECT_EQ(produced(g, 60), arrangements({inner.begin(), inner.end()}, 0, 2));
+  // Objects with a unique array inside, in a unique array: repeats of whole objects only.
+  auto objects = compile(R"({"type":"array","uniqueItems":true,"items":{"type":"object",
+      "properties":{"k":{"type":"array","uniqueItems":true,"maxItems":1,"items":{"enum":[1,2]}}},
+      "required":["k"],"additionalProperties":false}})");
+  EXPECT_EQ(produced(objects, 60),
+            arrangements({"{\"k\":[]}", "{\"k\":[1]}", "{\"k\":[2]}"}, 0, 3));
+}
+
 TEST(UniqueItems, MatchesRejectsRepeats) {
   auto g = compile(R"({"type":"array","uniqueItems":true,"items":{"type":"string"}})");
   EXPECT_TRUE(ByteMatcher::matches(g, R"(["a","ab","b"])"));
