@@ -27,8 +27,12 @@ TokenVocabulary::TokenVocabulary(std::vector<std::string> token_bytes, std::vect
   for (int32_t id = 0; id < size(); ++id) {
     if (!is_grammar_token(id)) continue;
     const std::string& text = bytes_[static_cast<size_t>(id)];
-    if (text.find_first_of("\"\\") != std::string::npos) leaving_strings_.push_back(id);
-    if (text.find('[') != std::string::npos) opening_arrays_.push_back(id);
+    if (text.find_first_of(",[]") == std::string::npos) continue;
+    array_syntax_.push_back(id);
+    const size_t quote = text.find('"');
+    if (quote != std::string::npos && text.find_first_of(",[]", quote) != std::string::npos) {
+      quote_then_array_syntax_.push_back(id);
+    }
   }
 }
 

@@ -121,10 +121,13 @@ class TokenVocabulary {
   // The tokens starting with byte b: token_ids()[first, second) (subtrees are contiguous).
   std::pair<uint32_t, uint32_t> root_token_range(uint8_t b) const { return root_ranges_[b]; }
 
-  // Grammar tokens with a byte '"' or '\\' (they can end a JSON string), and those with a '['
-  // (they can open an array), in increasing id order: the tokens unique_items.h examines.
-  std::span<const int32_t> tokens_leaving_strings() const { return leaving_strings_; }
-  std::span<const int32_t> tokens_opening_arrays() const { return opening_arrays_; }
+  // Grammar tokens with a byte ',', '[' or ']' (they can end or open a JSON array's element),
+  // and the subset where such a byte comes after a '"' (what can do so from inside a string),
+  // in increasing id order: the tokens unique_items.h always examines.
+  std::span<const int32_t> tokens_with_array_syntax() const { return array_syntax_; }
+  std::span<const int32_t> tokens_with_quote_then_array_syntax() const {
+    return quote_then_array_syntax_;
+  }
   // The loop index of `spec` (see the file comment); built on first use, then shared. Null
   // when kMaxLoopIndexes other specs are cached already.
   std::shared_ptr<const LoopIndex> loop_index(const LoopSpec& spec) const;
@@ -149,7 +152,7 @@ class TokenVocabulary {
   std::vector<Node> nodes_;
   std::vector<int32_t> token_ids_;
   std::array<std::pair<uint32_t, uint32_t>, 256> root_ranges_{};
-  std::vector<int32_t> leaving_strings_, opening_arrays_;
+  std::vector<int32_t> array_syntax_, quote_then_array_syntax_;
   std::unique_ptr<LoopCache> loop_cache_ = std::make_unique<LoopCache>();
 };
 

@@ -237,29 +237,37 @@ void UniqueItemsGuard::replay() {
   }
 }
 
+// A token without ',', '[' or ']' outside a string neither ends an element nor opens an array:
+// it appends its bytes to every open array's element (unless the first is a space skipped
+// between elements), so it can only matter by keeping an element a prefix of an earlier one,
+// i.e. by being a prefix of the rest of one. Those, the tokens with array syntax (from inside a
+// string: only after a quote), and the tokens starting with a space where one would be skipped
+// are examined; every other token is allowed as the grammar says.
 void UniqueItemsGuard::filter_mask(ByteMatcher& m, const TokenVocabulary& vocabulary,
                                    std::span<uint32_t> words) const {
   auto check = [&](int32_t id) {
     if (has_bit(words, id) && !allows(m, vocabulary.token_bytes(id))) clear_bit(words, id);
   };
   const UniqueScan scan = fresh_scan();
-  if (!scan.open()) {  // only a token that opens a unique array and ends an element in it
-    for (int32_t id : vocabulary.tokens_opening_arrays()) check(id);
-    return;
+  for (int32_t id : scan.in_string ? vocabulary.tokens_with_quote_then_array_syntax()
+                                   : vocabulary.tokens_with_array_syntax()) {
+    check(id);
   }
-  if (!scan.in_string) {  // few tokens are allowed between a string's quotes
-    for (size_t w = 0; w < words.size(); ++w) {
-      for (uint32_t bits = words[w]; bits != 0; bits &= bits - 1) {
-        check(static_cast<int32_t>(w * 32 + static_cast<size_t>(std::countr_zero(bits))));
-      }
-    }
-    return;
-  }
-  // Inside a string a token without '"' or '\\' only extends the elements: it matters only if
-  // an element stays a prefix of a finished one, i.e. the token is a prefix of the rest of one.
-  for (int32_t id : vocabulary.tokens_leaving_strings()) check(id);
-  const auto nodes = vocabulary.nodes();
+  if (!scan.open()) return;
   const auto ids = vocabulary.token_ids();
+  const ByteSet spaces = [] {
+    ByteSet s;
+    for (uint8_t b : {' ', '\t', '\n', '\r'}) s.set(b);
+    return s;
+  }();
+  if (scan.at_array_level() && scan.arrays.back().element.empty() &&
+      !(m.allowed_next_bytes() & spaces).empty()) {
+    for (uint8_t space : {' ', '\t', '\n', '\r'}) {
+      const auto [first, last] = vocabulary.root_token_range(space);
+      for (uint32_t k = first; k < last; ++k) check(ids[k]);
+    }
+  }
+  const auto nodes = vocabulary.nodes();
   for (size_t i = 0; i < scan.arrays.size(); ++i) {
     const std::string& element = scan.arrays[i].element;
     for (auto it = seen_[i].lower_bound(element);
