@@ -1,5 +1,7 @@
 // libFuzzer target, differential: the fast token masks (MaskCache: loops, counted loops, key
-// entries) equal the reference trie walk on any schema the compiler accepts. Input: a JSON
+// entries) equal the reference trie walk on any schema the compiler accepts; a state that is
+// not complete always allows a token (every byte is one: no dead ends, uniqueItems included);
+// a finished text matches the grammar on its own (ByteMatcher::matches). Input: a JSON
 // Schema, a zero byte, then one choice byte per step (which allowed token to take; a choice
 // of 0xff rolls one token back). A difference aborts, so the fuzzer reports it as a crash.
 #include <cstddef>
@@ -57,6 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                     std::make_shared<afm::guided::MaskCache>(*grammar, *vocab));
   std::vector<uint32_t> fast(vocab->mask_words()), slow(vocab->mask_words());
   const std::string_view choices = input.substr(split + 1);
+  std::vector<std::string> texts;  // per accepted token
   for (size_t step = 0; step < choices.size() && step < kMaxSteps; ++step) {
     if (matcher.is_terminated()) break;
     matcher.fill_next_token_mask(fast);
@@ -65,6 +68,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const auto choice = static_cast<uint8_t>(choices[step]);
     if (choice == 0xff && matcher.num_tokens() > 0) {
       matcher.rollback(1);
+      texts.pop_back();
       continue;
     }
     std::vector<int32_t> allowed;
@@ -73,8 +77,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if ((fast[w] >> b) & 1) allowed.push_back(static_cast<int32_t>(w * 32 + b));
       }
     }
-    if (allowed.empty()) break;
-    if (!matcher.accept_token(allowed[choice % allowed.size()])) std::abort();
+    if (allowed.empty()) {
+      if (grammar->empty_language()) break;  // an unsatisfiable schema
+      std::abort();                          // a dead end
+    }
+    const int32_t id = allowed[choice % allowed.size()];
+    if (!matcher.accept_token(id)) std::abort();
+    texts.push_back(vocab->is_special(id) ? "" : vocab->token_bytes(id));
+  }
+  if (matcher.is_terminated()) {
+    std::string text;
+    for (const std::string& t : texts) text += t;
+    if (!afm::guided::ByteMatcher::matches(grammar, text)) std::abort();
   }
   return 0;
 }

@@ -9,6 +9,7 @@
 // order than the properties beside them). Unique arrays inside the items qualify (the guard
 // follows them all). The check is static and conservative: it reads every
 // subschema an element can reach, $ref targets once each.
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <string>
@@ -46,6 +47,17 @@ bool literal_has_one_text(const Json& v) {
     }
   }
   return true;
+}
+
+// The JSON Schema type of a value ("integer" for integral numbers).
+const char* json_type_name(const Json& v) {
+  if (v.is_string()) return "string";
+  if (v.is_boolean()) return "boolean";
+  if (v.is_null()) return "null";
+  if (v.is_object()) return "object";
+  if (v.is_array()) return "array";
+  const double d = v.get<double>();
+  return d == std::floor(d) ? "integer" : "number";
 }
 
 bool has_combinator(const Json& s) {
@@ -122,23 +134,43 @@ void SchemaCompiler::check_unique_items(const Json& array_schema, const std::str
   if (min_items >= 2) check_unique_items_count(array_schema, pointer, min_items);
 }
 
-// minItems >= 2 needs that many distinct values; shown for the plain cases only: an enum with
-// enough values, strings without constraints, integers open on one side.
+// minItems >= 2 needs that many distinct values; shown for the plain cases only: an enum or
+// const with enough values (of the type, if one is given), strings without pattern, format or
+// maxLength 0 (a million one-character strings, and minItems is at most 100000), integers
+// open on a side or with a wide enough range.
 void SchemaCompiler::check_unique_items_count(const Json& array_schema, const std::string& pointer,
                                               uint64_t min_items) const {
   static const Json kNone = false;
   const Json& items =
       array_schema.contains("items") ? look_through_refs(array_schema["items"], pointer) : kNone;
+  auto only = [&](std::initializer_list<const char*> allowed) {
+    for (const auto& [key, v] : items.items()) {
+      if (!is_assertion_keyword(key)) continue;
+      if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; })) {
+        return false;
+      }
+    }
+    return true;
+  };
   bool enough = false;
   if (items.is_object() && !array_schema.contains("prefixItems")) {
-    size_t assertions = 0;
-    for (const auto& [key, v] : items.items()) assertions += is_assertion_keyword(key) ? 1 : 0;
-    if (items.contains("enum") && items["enum"].is_array()) {
-      enough = assertions <= 2 && items["enum"].size() >= min_items;
-    } else if (items.contains("type") && items["type"] == "string") {
-      enough = assertions == 1 || (assertions == 2 && items.contains("minLength"));
-    } else if (items.contains("type") && items["type"] == "integer") {
-      enough = assertions == 1 || (assertions == 2 && (items.contains("minimum") || items.contains("maximum")));
+    if (items.contains("enum") && items["enum"].is_array() && only({"enum", "type"})) {
+      std::set<std::string> values;
+      for (const Json& v : items["enum"]) {
+        const char* type = json_type_name(v);
+        if (type_allows(items, type) || (type == std::string("integer") && type_allows(items, "number"))) {
+          values.insert(canonical_json(v));
+        }
+      }
+      enough = values.size() >= min_items;
+    } else if (items.value("type", Json()) == "string" && only({"type", "minLength", "maxLength"})) {
+      enough = items.value("maxLength", Json(1)) != Json(0);
+    } else if (items.value("type", Json()) == "integer" && only({"type", "minimum", "maximum"})) {
+      const Json& lo = items.value("minimum", Json());
+      const Json& hi = items.value("maximum", Json());
+      enough = !lo.is_number() || !hi.is_number() ||
+               std::floor(hi.get<double>()) - std::ceil(lo.get<double>()) + 1 >=
+                   static_cast<double>(min_items);
     }
   }
   if (!enough) {

@@ -210,6 +210,20 @@ TEST(UniqueItems, RefusalsNameTheReason) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("minItems 3"), std::string::npos) << e.what();
   }
+  auto min_items = [](const char* items) {
+    try {
+      compile((std::string(R"({"type":"array","uniqueItems":true,"minItems":2,"items":)") + items + "}").c_str());
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
+  };
+  EXPECT_TRUE(min_items(R"({"type":"string","minLength":1,"maxLength":255})"));
+  EXPECT_FALSE(min_items(R"({"type":"string","maxLength":0})"));
+  EXPECT_TRUE(min_items(R"({"type":"integer","minimum":1,"maximum":2})"));
+  EXPECT_FALSE(min_items(R"({"type":"integer","minimum":1,"maximum":1.5})"));
+  EXPECT_FALSE(min_items(R"({"type":"string","enum":["a",1]})"));
+  EXPECT_TRUE(min_items(R"({"type":"number","enum":[1,2]})"));
   // allOf branches merge uniqueItems (true wins).
   auto merged = compile(R"({"allOf":[{"type":"array","uniqueItems":false,"items":{"type":"string"}},
                                       {"uniqueItems":true}]})");

@@ -5,7 +5,8 @@ Each seed is a JSON Schema, a zero byte, then choice bytes (one per step: which 
 the walk takes; 0xff rolls one back). The schemas use what the mask layer treats specially:
 string content and digit runs (loops), declared keys beside free ones (key entries), and
 bounded repetitions (counted loops: maxLength with and without minLength, email and hostname
-atoms, counted pattern classes), property escapes, lookaheads and allOf combinators.
+atoms, counted pattern classes), property escapes, lookaheads, allOf combinators, and
+uniqueItems (finite item languages that run out, tag objects, unique arrays nested).
 Deterministic: a rerun writes the same bytes.
 """
 import json
@@ -41,6 +42,15 @@ SCHEMAS = {
                          {"not": {"required": ["e"]}}, {"not": {"required": ["f"]}}],
                "properties": {"a": {"type": "integer"}, "b": {"type": "boolean"},
                               "c": {"const": 1}, "d": {"const": 2}}},
+    "unique_items": {"type": "object", "properties": {
+        "e": {"type": "array", "uniqueItems": True, "items": {"enum": ["a", "ab", "b"]}},
+        "i": {"type": "array", "uniqueItems": True, "items": {"type": "integer", "minimum": 0,
+                                                             "maximum": 12}},
+        "t": {"type": "array", "uniqueItems": True, "items": {
+            "type": "object", "additionalProperties": False, "required": ["k"],
+            "properties": {"k": {"type": "string", "maxLength": 2},
+                           "v": {"type": "array", "uniqueItems": True, "maxItems": 2,
+                                 "items": {"type": "boolean"}}}}}}},
 }
 
 

@@ -118,6 +118,28 @@ SEEDS = {
                   {"not": {"required": ["h"]}}, {"not": {"anyOf": [{"required": ["i"]}]}}],
         "markdownDescription": "x",
     },
+    # uniqueItems: nested unique arrays through $ref (a cycle), tag objects, minItems over an
+    # enum, an allOf merging it; refusals (numbers, undeclared keys, too few values); a deep
+    # inline nest just inside the depth budget (each level checks the items below it).
+    "unique_items": {
+        "$defs": {"tree": {"type": "array", "uniqueItems": True, "maxItems": 3,
+                           "items": {"anyOf": [{"type": "integer"}, {"$ref": "#/$defs/tree"}]}}},
+        "type": "object",
+        "properties": {
+            "tree": {"$ref": "#/$defs/tree"},
+            "tags": {"type": "array", "uniqueItems": True, "items": {
+                "type": "object", "additionalProperties": False,
+                "properties": {"Key": {"type": "string"}, "Value": {"type": "string"}}}},
+            "codes": {"type": "array", "uniqueItems": True, "minItems": 2, "items": {"enum": [1, 2]}},
+            "merged": {"allOf": [{"uniqueItems": True}, {"type": "array", "items": {"enum": [1, 2]}}]},
+        },
+    },
+    "unique_items_refused": {"type": "array", "items": {"anyOf": [
+        {"type": "array", "uniqueItems": True, "items": {"type": "number"}},
+        {"type": "array", "uniqueItems": True, "items": {"type": "object"}},
+        {"type": "array", "uniqueItems": True, "minItems": 3, "items": {"enum": ["a", "b"]}}]}},
+    "deep_unique_items": nested("items", 120, {"type": "null"}).replace(
+        '"items"', '"uniqueItems":true,"items"'),
 }
 
 
