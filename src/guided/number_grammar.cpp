@@ -297,6 +297,13 @@ Expr json_number(GrammarBuilder& b) {
   return b.seq({b.optional(b.literal("-")), int_part, fraction_any(b), b.optional(exponent)});
 }
 
+Expr canonical_number(GrammarBuilder& b) {
+  Expr fraction = b.seq({b.literal("."), b.star(digits(b)), b.byte_range('1', '9')});
+  Expr positive_int = b.seq({b.byte_range('1', '9'), b.star(digits(b))});
+  return b.alt({b.seq({b.literal("0"), b.optional(fraction)}), b.seq({b.literal("-0"), fraction}),
+                b.seq({b.optional(b.literal("-")), positive_int, b.optional(fraction)})});
+}
+
 Expr integer_multiple(GrammarBuilder& b, uint32_t k) {
   // One rule per remainder r of the digits read so far; accept when r == 0.
   std::vector<RuleId> rem(k);

@@ -44,6 +44,10 @@ Decimal integer_ceiling_bound(const Bound& upper);  // floor of upper (-1 when e
 Expr decimal_range(GrammarBuilder& b, const std::optional<Bound>& lo,
                    const std::optional<Bound>& hi);
 
+// Every number once, in its one text: fixed notation, no trailing fraction zeros, no "-0"
+// (0, -1.5, 12.25; not 1.0, 1e2 or -0). For uniqueItems, which compares texts.
+Expr canonical_number(GrammarBuilder& b);
+
 // Any JSON number / any canonical JSON integer.
 Expr json_number(GrammarBuilder& b);
 Expr json_integer(GrammarBuilder& b);

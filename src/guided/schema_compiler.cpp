@@ -258,9 +258,12 @@ const Json& SchemaCompiler::resolve_ref(const std::string& ref, const std::strin
 Expr SchemaCompiler::compile_ref(const std::string& ref, const std::string& pointer, int depth) {
   std::string target_pointer;
   const Json& target = resolve_ref(ref, pointer, &target_pointer);
-  if (auto it = ref_rules_.find(target_pointer); it != ref_rules_.end()) return b_.ref(it->second);
-  RuleId rule = b_.declare("ref" + target_pointer);
-  ref_rules_[target_pointer] = rule;  // before compiling: recursion refers back to it
+  // Inside a unique array's items a target compiles differently (one text per number), so
+  // that context is part of the key.
+  const std::string key = target_pointer + (unique_items_depth_ > 0 ? "|unique-items" : "");
+  if (auto it = ref_rules_.find(key); it != ref_rules_.end()) return b_.ref(it->second);
+  RuleId rule = b_.declare("ref" + key);
+  ref_rules_[key] = rule;  // before compiling: recursion refers back to it
   b_.define(rule, compile(target, target_pointer, depth + 1));
   return b_.ref(rule);
 }

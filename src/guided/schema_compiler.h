@@ -14,6 +14,7 @@
 #include "guided/code_point_dfa.h"
 #include "guided/grammar.h"
 #include "guided/json_schema_compiler.h"
+#include "guided/number_grammar.h"
 
 namespace afm::guided {
 
@@ -117,6 +118,8 @@ class SchemaCompiler {
   // schema_scalars.cpp
   Expr compile_string(const Json& schema, const std::string& pointer);
   Expr compile_number(const Json& schema, const std::string& pointer, bool integer);
+  Expr unique_number(const std::string& pointer, const std::optional<Bound>& lo,
+                     const std::optional<Bound>& hi);
   Expr compile_enum(const Json& schema, const std::string& pointer);
   Expr string_body(const Json& schema, const std::string& pointer);
   std::vector<StringRegex> string_regexes(const Json& schema, const std::string& pointer) const;
@@ -157,7 +160,8 @@ class SchemaCompiler {
   const Json& root_;
   JsonSchemaOptions options_;
   GrammarBuilder b_;
-  std::map<std::string, RuleId> ref_rules_;
+  std::map<std::string, RuleId> ref_rules_;  // by target pointer (+ a mark inside unique items)
+  int unique_items_depth_ = 0;  // > 0 while compiling a unique array's items (one text per value)
   std::optional<RuleId> any_value_rule_;
   std::optional<Expr> any_char_;
 };

@@ -251,6 +251,29 @@ Expr SchemaCompiler::compile_array(const Json& schema, const std::string& pointe
   }
   const char* const tuple_key = legacy_tuple ? "items" : "prefixItems";
   const char* const rest_key = legacy_tuple ? "additionalItems" : "items";
+  const Json& items = schema.contains(rest_key) ? schema[rest_key] : kTrue;
+  const size_t tuple_size = schema.contains(tuple_key) && schema[tuple_key].is_array()
+                                ? schema[tuple_key].size()
+                                : 0;
+  uint64_t min_items = count_keyword(*this, schema, pointer, "minItems", 0);
+  uint64_t max_items = count_keyword(*this, schema, pointer, "maxItems", UINT64_MAX);
+  const bool no_more = items.is_boolean() && !items.get<bool>();
+  if (no_more) max_items = std::min<uint64_t>(max_items, tuple_size);
+  if (min_items > max_items) return b_.nothing();
+  if (min_items > kMaxItemsBound || (max_items != UINT64_MAX && max_items > kMaxItemsBound)) {
+    unsupported(pointer, min_items > kMaxItemsBound ? "minItems" : "maxItems",
+                "bounds above 100000 are not supported");
+  }
+  // Distinct elements are checked beside the grammar (unique_items.h), on texts: the items
+  // compile with one text per value (numbers included: unique_number).
+  const bool unique = schema.value("uniqueItems", Json(false)) == Json(true) && max_items >= 2;
+  if (unique) check_unique_items(schema, pointer, min_items);
+  struct UniqueContext {
+    int& depth;
+    bool on;
+    ~UniqueContext() { depth -= on ? 1 : 0; }
+  } context{unique_items_depth_, unique};
+  unique_items_depth_ += unique ? 1 : 0;
   std::vector<Expr> prefix;
   if (schema.contains(tuple_key)) {
     const Json& p = schema[tuple_key];
@@ -259,16 +282,6 @@ Expr SchemaCompiler::compile_array(const Json& schema, const std::string& pointe
     for (size_t i = 0; i < p.size(); ++i) {
       prefix.push_back(compile(p[i], child_pointer(ptr, std::to_string(i)), depth + 1));
     }
-  }
-  const Json& items = schema.contains(rest_key) ? schema[rest_key] : kTrue;
-  uint64_t min_items = count_keyword(*this, schema, pointer, "minItems", 0);
-  uint64_t max_items = count_keyword(*this, schema, pointer, "maxItems", UINT64_MAX);
-  const bool no_more = items.is_boolean() && !items.get<bool>();
-  if (no_more) max_items = std::min<uint64_t>(max_items, prefix.size());
-  if (min_items > max_items) return b_.nothing();
-  if (min_items > kMaxItemsBound || (max_items != UINT64_MAX && max_items > kMaxItemsBound)) {
-    unsupported(pointer, min_items > kMaxItemsBound ? "minItems" : "maxItems",
-                "bounds above 100000 are not supported");
   }
   const size_t k = prefix.size();
   Expr item = no_more ? b_.nothing() : compile(items, child_pointer(pointer, rest_key), depth + 1);
@@ -294,12 +307,10 @@ Expr SchemaCompiler::compile_array(const Json& schema, const std::string& pointe
   Expr non_empty = b_.seq({element(0), rest});
   Expr body = min_items == 0 ? b_.alt({b_.empty(), non_empty}) : non_empty;
   Expr array = b_.seq({b_.literal("["), body, b_.literal("]")});
-  if (schema.value("uniqueItems", Json(false)) != Json(true) || max_items < 2) return array;
-  // Distinct elements: not a grammar, a check beside it (unique_items.h) on this marked rule.
-  check_unique_items(schema, pointer, min_items);
-  const RuleId unique = b_.rule("unique-array", array);
-  b_.mark_unique_array(unique);
-  return b_.ref(unique);
+  if (!unique) return array;
+  const RuleId rule = b_.rule("unique-array", array);
+  b_.mark_unique_array(rule);
+  return b_.ref(rule);
 }
 
 }  // namespace afm::guided

@@ -332,8 +332,25 @@ Expr SchemaCompiler::compile_number(const Json& schema, const std::string& point
     if (ilo && ihi && compare(*ilo, *ihi) > 0) return b_.nothing();
     return integer_range(b_, ilo, ihi);
   }
+  if (unique_items_depth_ > 0) return unique_number(pointer, lo, hi);
   if (!lo && !hi) return json_number(b_);
   return decimal_range(b_, lo, hi);
+}
+
+// Inside a unique array's items every value needs one text (unique_items.h compares texts):
+// canonical numbers, and within bounds the multiples of 10^-9 (fixed notation without trailing
+// zeros; at most 9 fraction digits, a subset).
+Expr SchemaCompiler::unique_number(const std::string& pointer, const std::optional<Bound>& lo,
+                                   const std::optional<Bound>& hi) {
+  if (!lo && !hi) return canonical_number(b_);
+  const Decimal step{false, "0", "000000001"};
+  std::optional<Expr> e = multiple_range(b_, step, false, lo, hi, kMaxMultipleStates);
+  if (!e) {
+    unsupported(pointer, "uniqueItems", "numbers within these bounds need more than " +
+                                            std::to_string(kMaxMultipleStates) +
+                                            " automaton states (budget: number automaton states)");
+  }
+  return *e;
 }
 
 Expr SchemaCompiler::compile_enum(const Json& schema, const std::string& pointer) {

@@ -1,12 +1,13 @@
 // uniqueItems: which arrays the compiler may mark unique. UniqueItemsGuard (unique_items.h)
 // compares element texts, so every value an element can take must have exactly one text in
-// the grammar. Compiled grammars fix the whitespace, escape a character one way only and
-// write integers without leading zeros or "-0", and write declared properties in one order,
-// so strings, integers, booleans, null, arrays of those and objects without undeclared keys
-// qualify. Refused, naming the place: numbers that may have a fraction (1, 1.0, 1e0), objects
-// that may have undeclared keys (they come in any order), items that may be any value, enum or
-// const values with fractions or multi-key objects (written as given, perhaps in another key
-// order than the properties beside them). Unique arrays inside the items qualify (the guard
+// the grammar. Compiled grammars fix the whitespace, escape a character one way only, write
+// integers without leading zeros or "-0" and declared properties in one order, and inside a
+// unique array's items write numbers in one text each (SchemaCompiler::unique_number), so
+// strings, numbers, booleans, null, arrays of those and objects without undeclared keys
+// qualify. Refused, naming the place: objects that may have undeclared keys (they come in any
+// order), items that may be any value, enum or const values with fractions or multi-key
+// objects (written as given: 1.5 and 1.50 are one value, and an object's keys may come in
+// another order than the properties beside them). Unique arrays inside the items qualify (the guard
 // follows them all). The check is static and conservative: it reads every
 // subschema an element can reach, $ref targets once each.
 #include <algorithm>
@@ -112,9 +113,6 @@ void SchemaCompiler::check_unique_items(const Json& array_schema, const std::str
       continue;  // every other keyword only narrows these texts
     }
     if (!s.contains("type") && !has_combinator(s)) refuse(ptr, "may be any value (no type)");
-    if (s.contains("type") && type_allows(s, "number")) {
-      refuse(ptr, "may be numbers with a fraction (1, 1.0 and 1e0 are one value)");
-    }
     const bool objects = s.contains("type") && type_allows(s, "object");
     const bool declares_members = s.contains("properties") || s.contains("patternProperties") ||
                                   s.contains("additionalProperties");
