@@ -106,7 +106,7 @@ HAND_WRITTEN = [
                {"not": {"anyOf": [{"required": ["m", "n"]},
                                   {"properties": {"k": {"const": "b"}}, "required": ["k"]}]}}]},
     # uniqueItems (unique_items.h): a finite item language that runs out, tag objects, texts
-    # that are prefixes of each other, minItems over an enum, and arrays as elements.
+    # that are prefixes of each other, minItems over an enum, arrays as elements, numbers.
     {"type": "object", "additionalProperties": False, "required": ["tags", "ids", "codes", "sets"],
      "properties": {
         "tags": {"type": "array", "uniqueItems": True, "items": {
@@ -117,7 +117,9 @@ HAND_WRITTEN = [
         "codes": {"type": "array", "uniqueItems": True, "minItems": 2,
                   "items": {"enum": [1, 2, 3]}},
         "sets": {"type": "array", "uniqueItems": True, "items": {
-            "type": "array", "maxItems": 2, "items": {"type": "boolean"}}}}},
+            "type": "array", "maxItems": 2, "items": {"type": "boolean"}}},
+        "weights": {"type": "array", "uniqueItems": True, "items": {"type": "number", "minimum": 0}},
+        "deltas": {"type": "array", "uniqueItems": True, "items": {"type": "number"}}}},
 ]
 
 
