@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <tuple>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,43 +68,74 @@ bool has_combinator(const Json& s) {
 
 }  // namespace
 
+namespace {
+
+// What a subschema inherits from the schemas it is merged with (the parent of an anyOf /
+// oneOf / allOf / if branch, the schema holding a $ref: the compiler merges their keywords
+// into it): the types they allow, whether their objects are closed (additionalProperties
+// false, no patternProperties), whether they give arrays an items schema.
+struct UniqueContext {
+  uint8_t types = 0x7f;  // bit per JSON type, kTypeBits order
+  bool closed = false;
+  bool items = false;
+  bool operator<(const UniqueContext& o) const {
+    return std::tie(types, closed, items) < std::tie(o.types, o.closed, o.items);
+  }
+};
+
+constexpr const char* kTypeBits[] = {"null", "boolean", "object", "array", "string", "number", "integer"};
+constexpr uint8_t kObject = 1 << 2, kArray = 1 << 3;
+
+uint8_t own_types(const Json& s) {
+  if (!s.is_object() || !s.contains("type")) return 0x7f;
+  uint8_t bits = 0;
+  for (int t = 0; t < 7; ++t) bits |= type_allows(s, kTypeBits[t]) ? (1 << t) : 0;
+  if (bits & (1 << 5)) bits |= 1 << 6;  // a number may be an integer
+  return bits;
+}
+
+}  // namespace
+
 void SchemaCompiler::check_unique_items(const Json& array_schema, const std::string& pointer,
                                         uint64_t min_items) const {
   auto refuse = [&](const std::string& where, const std::string& why) {
     unsupported(pointer, "uniqueItems", "items " + why + " (at " + short_pointer(where) + ")");
   };
-  std::vector<std::pair<const Json*, std::string>> pending;
-  auto push_schemas = [&](const Json& parent, const std::string& parent_ptr, const char* key) {
+  struct Pending {
+    const Json* node;
+    std::string ptr;
+    UniqueContext context;
+  };
+  std::vector<Pending> pending;
+  auto push_schemas = [&](const Json& parent, const std::string& parent_ptr, const char* key,
+                          const UniqueContext& context) {
     if (!parent.contains(key)) return;
     const Json& v = parent[key];
     const std::string ptr = child_pointer(parent_ptr, key);
+    const std::string k = key;
     if (v.is_array()) {
-      for (size_t i = 0; i < v.size(); ++i) pending.push_back({&v[i], child_pointer(ptr, std::to_string(i))});
-    } else if (v.is_object() && (std::string(key) == "properties" || std::string(key) == "patternProperties" ||
-                                 std::string(key) == "dependentSchemas")) {
-      for (const auto& [name, sub] : v.items()) pending.push_back({&sub, child_pointer(ptr, name)});
+      for (size_t i = 0; i < v.size(); ++i) pending.push_back({&v[i], child_pointer(ptr, std::to_string(i)), context});
+    } else if (v.is_object() && (k == "properties" || k == "patternProperties" || k == "dependentSchemas")) {
+      for (const auto& [name, sub] : v.items()) pending.push_back({&sub, child_pointer(ptr, name), context});
     } else {
-      pending.push_back({&v, ptr});
+      pending.push_back({&v, ptr, context});
     }
   };
-  for (const char* key : {"items", "prefixItems", "additionalItems"}) {
-    push_schemas(array_schema, pointer, key);
-  }
   if (!array_schema.contains("items") && !array_schema.contains("prefixItems")) {
     refuse(pointer, "may be any value (no items schema)");
   }
-  std::set<const Json*> done;
+  for (const char* key : {"items", "prefixItems", "additionalItems"}) {
+    push_schemas(array_schema, pointer, key, UniqueContext{});
+  }
+  std::set<std::pair<const Json*, UniqueContext>> done;
   while (!pending.empty()) {
-    auto [node, ptr] = pending.back();
+    Pending item = std::move(pending.back());
     pending.pop_back();
-    if (!done.insert(node).second) continue;
-    const Json& s = *node;
-    if (s.is_boolean()) {
-      if (s.get<bool>()) refuse(ptr, "may be any value (schema true)");
-      continue;
-    }
-    if (!s.is_object()) continue;  // compile() reports it
-    if (s.contains("enum") || s.contains("const")) {
+    if (!done.insert({item.node, item.context}).second) continue;
+    const Json& s = *item.node;
+    const std::string& ptr = item.ptr;
+    if (!s.is_object() && !s.is_boolean()) continue;  // compile() reports it
+    if (s.is_object() && (s.contains("enum") || s.contains("const"))) {
       for (const Json& v : s.contains("const") ? Json::array({s["const"]}) : s["enum"]) {
         if (!literal_has_one_text(v)) {
           refuse(ptr, "have enum/const value " + v.dump() +
@@ -112,21 +144,36 @@ void SchemaCompiler::check_unique_items(const Json& array_schema, const std::str
       }
       continue;  // every other keyword only narrows these texts
     }
-    if (!s.contains("type") && !has_combinator(s)) refuse(ptr, "may be any value (no type)");
-    const bool objects = s.contains("type") && type_allows(s, "object");
-    const bool declares_members = s.contains("properties") || s.contains("patternProperties") ||
-                                  s.contains("additionalProperties");
-    if ((objects || declares_members) &&
-        (s.value("additionalProperties", Json(true)) != Json(false) || s.contains("patternProperties"))) {
-      refuse(ptr, "may be objects with undeclared keys (they come in any order)");
+    // This schema merged with what it inherits.
+    UniqueContext here;
+    here.types = item.context.types & own_types(s);
+    const bool patterns = s.is_object() && s.contains("patternProperties");
+    here.closed = (item.context.closed ||
+                   (s.is_object() && s.value("additionalProperties", Json(true)) == Json(false))) &&
+                  !patterns;
+    here.items = item.context.items || (s.is_object() && (s.contains("items") || s.contains("prefixItems")));
+    // anyOf / oneOf / allOf / $ref: the values are those of the branches (or target), each
+    // checked below with this context. Otherwise the values are this schema's own.
+    const bool free_objects = (here.types & kObject) && !here.closed;
+    const bool free_arrays = (here.types & kArray) && !here.items;
+    if (!(s.is_object() && has_combinator(s)) && (free_objects || free_arrays)) {
+      refuse(ptr, here.types == 0x7f ? "may be any value (no type)"
+                  : free_objects     ? "may be objects with undeclared keys (they come in any order)"
+                                     : "may be arrays of any values");
     }
+    if (!s.is_object()) continue;
     if (s.contains("$ref") && s["$ref"].is_string()) {
       std::string target_ptr;
-      pending.push_back({&resolve_ref(s["$ref"].get<std::string>(), ptr, &target_ptr), target_ptr});
+      pending.push_back({&resolve_ref(s["$ref"].get<std::string>(), ptr, &target_ptr), target_ptr, here});
     }
-    for (const char* key : {"anyOf", "oneOf", "allOf", "if", "then", "else", "items", "prefixItems",
-                            "additionalItems", "properties", "dependentSchemas"}) {
-      push_schemas(s, ptr, key);
+    for (const char* key : {"anyOf", "oneOf", "allOf", "if", "then", "else", "dependentSchemas"}) {
+      push_schemas(s, ptr, key, here);
+    }
+    for (const char* key : {"items", "prefixItems", "additionalItems", "properties"}) {
+      push_schemas(s, ptr, key, UniqueContext{});
+    }
+    if (s.contains("additionalProperties") && s["additionalProperties"].is_object()) {
+      push_schemas(s, ptr, "additionalProperties", UniqueContext{});
     }
   }
   if (min_items >= 2) check_unique_items_count(array_schema, pointer, min_items);

@@ -226,7 +226,17 @@ TEST(UniqueItems, RefusalsNameTheReason) {
   EXPECT_NE(refusal("{}").find("any value"), std::string::npos);
   EXPECT_NE(refusal(R"({"enum":[0.5]})").find("0.5"), std::string::npos);
   EXPECT_NE(refusal(R"({"enum":[{"a":1,"b":2}]})").find("multi-key"), std::string::npos);
+  EXPECT_NE(refusal(R"({"type":"array"})").find("arrays of any values"), std::string::npos);
+  EXPECT_NE(refusal(R"({"type":"object","additionalProperties":false,"patternProperties":{"^x":{}}})")
+                .find("undeclared keys"),
+            std::string::npos);
   EXPECT_EQ(refusal(R"({"type":"integer"})"), "compiled");
+  // Branches inherit what they are merged with: the parent's type, closed objects, items.
+  EXPECT_EQ(refusal(R"({"type":"string","anyOf":[{"maxLength":3},{"x-annotation":1}]})"), "compiled");
+  EXPECT_EQ(refusal(R"({"type":"object","additionalProperties":false,
+      "properties":{"a":{"type":"string"},"b":{"type":"null"}},"oneOf":[{"required":["a"]},{"required":["b"]}]})"),
+            "compiled");
+  EXPECT_EQ(refusal(R"({"additionalProperties":false,"items":{"type":"integer"}})"), "compiled");
   EXPECT_EQ(refusal(R"({"enum":[1.0, {"a":[1]}]})"), "compiled");
   try {
     compile(R"({"type":"array","uniqueItems":true,"minItems":3,"items":{"enum":["a","b"]}})");
