@@ -189,7 +189,8 @@ void SchemaCompiler::check_unique_items_count(const Json& array_schema, const st
   const Json& items =
       array_schema.contains("items") ? look_through_refs(array_schema["items"], pointer) : kNone;
   auto only = [&](std::initializer_list<const char*> allowed) {
-    for (const auto& [key, v] : items.items()) {
+    for (auto it = items.begin(); it != items.end(); ++it) {
+      const std::string& key = it.key();
       if (!is_assertion_keyword(key)) continue;
       if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; })) {
         return false;
