@@ -371,7 +371,11 @@ CodePointDfa CodePointDfa::from_regex(std::string_view pattern, bool search, siz
 CodePointDfa CodePointDfa::with_lookaheads(regex::Node root, std::string_view pattern, bool search,
                                            size_t max_states) {
   CodePointDfa out = nothing();
-  for (regex::Node& branch : root.kids) {
+  for (size_t i = 0; i < root.kids.size(); ++i) {
+    if (std::optional<regex::Node> later = regex::split_start_lookaheads(root.kids[i], search)) {
+      root.kids.push_back(std::move(*later));  // matches starting after position 0
+    }
+    regex::Node& branch = root.kids[i];
     std::vector<regex::Node> looks = regex::take_lookaheads(pattern, branch, search);
     regex::Node alone{regex::Node::Kind::kAlt, branch.offset};
     alone.kids.push_back(std::move(branch));
@@ -393,7 +397,9 @@ CodePointDfa CodePointDfa::with_lookaheads(regex::Node root, std::string_view pa
           skip.kids.push_back(std::move(any));
           b.kids.insert(b.kids.begin(), std::move(skip));
         }
-        b.kids.insert(b.kids.begin(), regex::Node(regex::Node::Kind::kStart, look.offset));
+        if (b.kids.empty() || b.kids.front().kind != regex::Node::Kind::kStart) {
+          b.kids.insert(b.kids.begin(), regex::Node(regex::Node::Kind::kStart, look.offset));
+        }
       }
       CodePointDfa holds = from_regex_tree(std::move(inner), pattern, true, max_states);
       if (look.negative) holds = holds.complement();

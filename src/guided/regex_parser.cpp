@@ -543,6 +543,40 @@ std::vector<Node> take_lookaheads(std::string_view pattern, Node& branch, bool s
   return looks;
 }
 
+std::optional<Node> split_start_lookaheads(Node& branch, bool search) {
+  auto& kids = branch.kids;
+  auto looks_at_start = [](const Node& n) {
+    if (n.kind != Node::Kind::kLook || n.kids.empty()) return false;
+    for (const Node& alt : n.kids[0].kids) {
+      if (alt.kids.empty() || alt.kids.front().kind != Node::Kind::kStart) return false;
+    }
+    return true;
+  };
+  size_t leading = 0;
+  bool all_negative = true;
+  while (leading < kids.size() && looks_at_start(kids[leading])) {
+    all_negative = all_negative && kids[leading].negative;
+    ++leading;
+  }
+  if (!search || leading == 0) return std::nullopt;
+  std::optional<Node> later;
+  if (all_negative) {
+    later = branch;
+    auto& rest = later->kids;
+    rest.erase(rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(leading));
+    Node skip(Node::Kind::kRepeat, branch.offset);
+    skip.min = 1;
+    skip.max = kUnbounded;
+    Node any(Node::Kind::kChars, branch.offset);
+    any.chars = CodePointSet::all();
+    skip.kids.push_back(std::move(any));
+    rest.insert(rest.begin(), std::move(skip));
+    rest.insert(rest.begin(), Node(Node::Kind::kStart, branch.offset));
+  }
+  kids.insert(kids.begin(), Node(Node::Kind::kStart, branch.offset));
+  return later;
+}
+
 [[noreturn]] void misplaced_anchor(std::string_view pattern, const Node& anchor) {
   if (anchor.kind == Node::Kind::kLook) {
     unsupported(pattern, anchor.offset,

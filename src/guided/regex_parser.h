@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -48,6 +49,14 @@ bool has_lookahead(const Node& n);
 // lookahead anywhere else (an unanchored branch, after a part of varying length, inside a
 // group) gets the error of misplaced_anchor. The lookaheads' own contents are not checked here.
 std::vector<Node> take_lookaheads(std::string_view pattern, Node& branch, bool search);
+
+// A searched branch that opens with lookaheads whose every alternative starts with ^
+// (`(?!^[0-9]+$)[a-z0-9]+`) looks only at position 0: a match starting later sees ^ fail, so a
+// negative one holds there and a positive one does not. Rewrites such a branch in place as the
+// branch anchored at the start, and returns the matches starting later when there are any (all
+// those lookaheads negative): ^ then at least one character then the rest. Returns nullopt and
+// leaves the branch alone otherwise.
+std::optional<Node> split_start_lookaheads(Node& branch, bool search);
 
 // Error helpers naming the pattern and the offset.
 [[noreturn]] void unsupported(std::string_view pattern, size_t offset, const std::string& what);

@@ -44,6 +44,13 @@ PATTERNS = [
     r"^(?!a(?!b))\w+",
     r"^a(?=^a)|^b",
     r"^[^\u0000-\u001F\u007F-\u009F\u2028\u2029]*(?![\s\S])",
+    # Searched branches opening with lookaheads that look only at position 0 (their ^).
+    r"(?!^[0-9]+$)([a-zA-Z0-9-_' ']+)",
+    r"(?=^.{3,10}$)(?!^(\d+\.)+\d+$)(^(([a-z0-9]|[a-z0-9][a-z0-9\-]*[a-z0-9])\.)*([a-z0-9]|[a-z0-9][a-z0-9\-]*[a-z0-9])$)",
+    r"(?!^ab)b",
+    r"(?=^a)\w",
+    r"(?!^a)(?!^b$)c|z",
+    r"(?!^x)",
 ]
 
 ALPHABET = list("abcxzAZ019:-_ /@.+=$%") + ["aws:", "é", "ß", "Ω", "٣", "中", "\u00a0", "\u3000",
@@ -51,7 +58,8 @@ ALPHABET = list("abcxzAZ019:-_ /@.+=$%") + ["aws:", "é", "ß", "Ω", "٣", "中
 
 
 def probes(rng, count):
-    out = ["", "aws:", "aws:x", "awsx", "ab12", "a1", "abcd1234", "--a", "a--b", "x", "c", "a", "b"]
+    out = ["", "aws:", "aws:x", "awsx", "ab12", "a1", "abcd1234", "--a", "a--b", "x", "c", "a", "b",
+           "123", "1.2.3", "a.b", "ab", "abb", "bc", "ac", "xa", "10.0.0.1", "a-b.c9"]
     while len(out) < count:
         n = rng.randrange(1, 9)
         out.append("".join(rng.choice(ALPHABET) for _ in range(n)))
