@@ -364,6 +364,27 @@ CodePointDfa CodePointDfa::from_regex(std::string_view pattern, bool search, siz
   return from_regex_tree(regex::parse(pattern), pattern, search, max_states);
 }
 
+namespace {
+
+// A lookbehind's branch as the strings that end with it: `^[\s\S]*X$` (no `[\s\S]*` when X
+// opens with ^, no second $ when it closes with one).
+void anchor_at_end(regex::Node& b, size_t offset) {
+  using Kind = regex::Node::Kind;
+  if (b.kids.empty() || b.kids.front().kind != Kind::kStart) {
+    regex::Node skip(Kind::kRepeat, offset);
+    skip.min = 0;
+    skip.max = kUnbounded;
+    regex::Node any(Kind::kChars, offset);
+    any.chars = CodePointSet::all();
+    skip.kids.push_back(std::move(any));
+    b.kids.insert(b.kids.begin(), std::move(skip));
+    b.kids.insert(b.kids.begin(), regex::Node(Kind::kStart, offset));
+  }
+  if (b.kids.back().kind != Kind::kEnd) b.kids.push_back(regex::Node(Kind::kEnd, offset));
+}
+
+}  // namespace
+
 // Branch by branch: the strings of the branch without its lookaheads, intersected with each
 // lookahead's language (or its complement). At position p, (?=X) holds where the suffix from p
 // has a prefix matching X: the strings .{p} X, anchored at the start and searched (X's own $
@@ -382,6 +403,14 @@ CodePointDfa CodePointDfa::with_lookaheads(regex::Node root, std::string_view pa
     CodePointDfa dfa = from_regex_tree(std::move(alone), pattern, search, max_states).minimized();
     for (regex::Node& look : looks) {
       regex::Node inner = std::move(look.kids[0]);
+      if (look.behind) {
+        // At the string's end: the strings with a suffix matching X (X's ^ is the start).
+        for (regex::Node& b : inner.kids) anchor_at_end(b, look.offset);
+        CodePointDfa holds = from_regex_tree(std::move(inner), pattern, true, max_states);
+        if (look.negative) holds = holds.complement();
+        dfa = intersect(dfa, holds, max_states).minimized();
+        continue;
+      }
       for (regex::Node& b : inner.kids) {
         // At position p (look.min): any p characters first, then X, anchored at the start. An
         // X branch opening with ^ holds only at p = 0.

@@ -218,7 +218,14 @@ class Parser {
       ++pos_;
       return look;
     } else if (p_.substr(pos_, 3) == "?<=" || p_.substr(pos_, 3) == "?<!") {
-      unsupported(p_, start, "lookbehind assertion");
+      Node look{Node::Kind::kLook, start};
+      look.negative = p_[pos_ + 2] == '!';
+      look.behind = true;
+      pos_ += 3;
+      look.kids.push_back(parse_alt(depth + 1));
+      if (at_end() || peek() != ')') syntax_error(p_, start, "unterminated group");
+      ++pos_;
+      return look;
     } else if (p_.substr(pos_, 2) == "?<") {
       size_t close = p_.find('>', pos_);
       if (close == std::string_view::npos) syntax_error(p_, start, "unterminated group name");
@@ -423,7 +430,8 @@ Node parse(std::string_view pattern) {
   Node root = Parser(pattern).parse_all();
   for (Node& branch : root.kids) {
     if (!branch.kids.empty() && branch.kids.back().kind == Node::Kind::kLook &&
-        branch.kids.back().negative && any_one_character(branch.kids.back().kids[0])) {
+        !branch.kids.back().behind && branch.kids.back().negative &&
+        any_one_character(branch.kids.back().kids[0])) {
       branch.kids.back() = Node(Node::Kind::kEnd, branch.kids.back().offset);
     }
   }
@@ -524,6 +532,17 @@ std::vector<Node> take_lookaheads(std::string_view pattern, Node& branch, bool s
   auto& kids = branch.kids;
   const bool anchored = !search || (!kids.empty() && kids.front().kind == Node::Kind::kStart);
   std::vector<Node> looks;
+  // Lookbehinds right before the closing $ (or closing a full match): they look back from the
+  // string's end.
+  size_t end = kids.size();
+  while (end > 0 && kids[end - 1].kind == Node::Kind::kEnd) --end;
+  if (end < kids.size() || !search) {
+    while (end > 0 && kids[end - 1].kind == Node::Kind::kLook && kids[end - 1].behind) {
+      looks.push_back(std::move(kids[end - 1]));
+      kids.erase(kids.begin() + static_cast<std::ptrdiff_t>(end - 1));
+      --end;
+    }
+  }
   uint32_t position = 0;  // code points before the current kid, while they are fixed
   bool fixed = true;
   for (size_t i = 0; i < kids.size();) {
@@ -534,7 +553,7 @@ std::vector<Node> take_lookaheads(std::string_view pattern, Node& branch, bool s
       ++i;
       continue;
     }
-    if (!anchored || !fixed) misplaced_anchor(pattern, kids[i]);
+    if (!anchored || !fixed || kids[i].behind) misplaced_anchor(pattern, kids[i]);
     kids[i].min = position;  // where it looks, for the caller
     looks.push_back(std::move(kids[i]));
     kids.erase(kids.begin() + static_cast<std::ptrdiff_t>(i));
@@ -546,7 +565,7 @@ std::vector<Node> take_lookaheads(std::string_view pattern, Node& branch, bool s
 std::optional<Node> split_start_lookaheads(Node& branch, bool search) {
   auto& kids = branch.kids;
   auto looks_at_start = [](const Node& n) {
-    if (n.kind != Node::Kind::kLook || n.kids.empty()) return false;
+    if (n.kind != Node::Kind::kLook || n.behind || n.kids.empty()) return false;
     for (const Node& alt : n.kids[0].kids) {
       if (alt.kids.empty() || alt.kids.front().kind != Node::Kind::kStart) return false;
     }
@@ -578,6 +597,10 @@ std::optional<Node> split_start_lookaheads(Node& branch, bool search) {
 }
 
 [[noreturn]] void misplaced_anchor(std::string_view pattern, const Node& anchor) {
+  if (anchor.kind == Node::Kind::kLook && anchor.behind) {
+    unsupported(pattern, anchor.offset,
+                "lookbehind that is not right before the $ closing a top-level branch");
+  }
   if (anchor.kind == Node::Kind::kLook) {
     unsupported(pattern, anchor.offset,
                 "lookahead that is not at a fixed position of an anchored top-level branch");

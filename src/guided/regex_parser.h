@@ -12,13 +12,15 @@
 namespace afm::guided::regex {
 
 struct Node {
-  // kLook: a lookahead (?=X) or (?!X) (`negative`), its one kid the kAlt of X.
+  // kLook: a lookahead (?=X) or (?!X) (`negative`), or with `behind` a lookbehind (?<=X) or
+  // (?<!X); its one kid the kAlt of X.
   enum class Kind { kChars, kConcat, kAlt, kRepeat, kStart, kEnd, kLook };
   Kind kind = Kind::kConcat;
   CodePointSet chars;        // kChars
   std::vector<Node> kids;    // kConcat, kAlt, kRepeat (one kid), kLook (one kid)
   uint32_t min = 0, max = 0; // kRepeat; a kLook from take_lookaheads: min is its position
   bool negative = false;     // kLook
+  bool behind = false;       // kLook: a lookbehind
   size_t offset = 0;         // byte offset in the pattern, for errors
 
   explicit Node(Kind k = Kind::kConcat, size_t at = 0) : kind(k), offset(at) {}
@@ -48,6 +50,9 @@ bool has_lookahead(const Node& n);
 // strings whose suffix from there a prefix of matches, or, negated, that none does). A
 // lookahead anywhere else (an unanchored branch, after a part of varying length, inside a
 // group) gets the error of misplaced_anchor. The lookaheads' own contents are not checked here.
+// Lookbehinds are taken where they look back from the string's end: right before the `$`
+// that closes the branch (or at its end in a full match, search = false); they come back with
+// `behind` set. Anywhere else: the error of misplaced_anchor.
 std::vector<Node> take_lookaheads(std::string_view pattern, Node& branch, bool search);
 
 // A searched branch that opens with lookaheads whose every alternative starts with ^

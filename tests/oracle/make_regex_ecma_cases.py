@@ -1,5 +1,6 @@
 """Writes tests/data/guided/regex_ecma_cases.json: search-semantics verdicts of `regress` (an
-ECMA-262 engine, flag `u`) for patterns with Unicode property escapes and opening lookaheads,
+ECMA-262 engine, flag `u`) for patterns with Unicode property escapes, lookaheads and closing
+lookbehinds,
 on probe strings. tests/guided/regex_compiler_test.cpp checks afm's grammar and automaton
 against them. Probes are only code points assigned in Unicode 14 (the version of afm's table,
 src/guided/unicode_categories.inc) or plain ASCII, so the verdicts do not depend on which
@@ -51,6 +52,13 @@ PATTERNS = [
     r"(?=^a)\w",
     r"(?!^a)(?!^b$)c|z",
     r"(?!^x)",
+    # Lookbehinds right before the closing $ (or at the end of the branch's match).
+    r"^[0-9a-z\.\-]*(?<!\.)$",
+    r"^[a-zA-Z0-9._\-]+(?<!\.git)$",
+    r"^(?! )[\p{L}\p{N}\p{Z}\-_]*(?<! )$",
+    r"a(?<=^ba|ca)$|^x$",
+    r"(?<=b)(?<!ab)$",
+    r"^\w+(?<=^a\w)$",
 ]
 
 ALPHABET = list("abcxzAZ019:-_ /@.+=$%") + ["aws:", "é", "ß", "Ω", "٣", "中", "\u00a0", "\u3000",
@@ -59,7 +67,8 @@ ALPHABET = list("abcxzAZ019:-_ /@.+=$%") + ["aws:", "é", "ß", "Ω", "٣", "中
 
 def probes(rng, count):
     out = ["", "aws:", "aws:x", "awsx", "ab12", "a1", "abcd1234", "--a", "a--b", "x", "c", "a", "b",
-           "123", "1.2.3", "a.b", "ab", "abb", "bc", "ac", "xa", "10.0.0.1", "a-b.c9"]
+           "123", "1.2.3", "a.b", "ab", "abb", "bc", "ac", "xa", "10.0.0.1", "a-b.c9", "a.", "x.git",
+           "x.gi", " a", "a ", "ba", "ca", "bca", "cb", "xab", "ab_"]
     while len(out) < count:
         n = rng.randrange(1, 9)
         out.append("".join(rng.choice(ALPHABET) for _ in range(n)))
