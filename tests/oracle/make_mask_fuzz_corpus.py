@@ -36,7 +36,8 @@ SCHEMAS = {
     "properties_lookaheads": {"type": "object", "properties": {
         "k": {"type": "string", "pattern": "^(?!aws:)[\\p{L}\\p{N}_.:/=+\\-@ ]*$", "maxLength": 12},
         "t": {"type": "string", "pattern": "^[\\p{Lu}\\p{Nd}]+$", "maxLength": 9},
-        "p": {"type": "string", "pattern": "^(?=.*[0-9])\\P{C}{3,6}$"}}},
+        "p": {"type": "string", "pattern": "^(?=.*[0-9])\\P{C}{3,6}$"},
+        "b": {"type": "string", "pattern": "(?!^[0-9]+$)[a-z0-9.]+(?<!\\.)$", "maxLength": 8}}},
     "all_of": {"allOf": [{"anyOf": [{"required": ["a"]}, {"required": ["b"]}]},
                          {"oneOf": [{"required": ["c"]}, {"required": ["d"]}]},
                          {"not": {"required": ["e"]}}, {"not": {"required": ["f"]}}],

@@ -101,6 +101,8 @@ SEEDS = {
             "key": {"type": "string", "pattern": "^(?!aws:)[\\p{L}\\p{Z}\\p{N}_.:/=+\\-@]*$",
                     "maxLength": 128},
             "pw": {"type": "string", "pattern": "^(?=.*[a-z])(?=.*\\d)(?!.*--)[\\w-]{8,}$"},
+            "name": {"type": "string", "pattern": "(?!^[0-9]+$)([a-zA-Z0-9-_' ']+)"},
+            "repo": {"type": "string", "pattern": "^[a-zA-Z0-9._\\-]+(?<!\\.git)$", "maxLength": 100},
             "arn": {"type": "string", "minLength": 20, "maxLength": 2048,
                     "pattern": "(^arn:aws[a-z-]*:kms:[a-z0-9-]+:\\d{12}:key/\\S+$)|(^alias/\\S+$)"},
             "doc": {"type": "string", "pattern": "[\\u0009\\u000A\\u0020-\\u007E\\P{C}]+",
