@@ -314,7 +314,10 @@ class MaskCache::Walk {
     m_.rollback(live_.size() - common);
     live_.resize(common);
     for (size_t i = common; i < depth; ++i) {
-      AFM_CHECK(m_.accept_byte(static_cast<uint8_t>(path_[i])));  // the walk accepted it before
+      // A path the cached rows lead along that the matcher refuses: the rows of some state on
+      // it came from another position with an equal key that continues differently. Give up
+      // this fill (the caller walks the trie exactly) rather than trust them.
+      if (!m_.accept_byte(static_cast<uint8_t>(path_[i]))) throw GenerationFull{};
       live_.push_back(path_[i]);
     }
   }
