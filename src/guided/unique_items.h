@@ -5,8 +5,13 @@
 //
 // Texts stand for values. The schema compiler marks an array unique only when every value its
 // items can take has exactly one text under the grammar (schema_unique_items.cpp: fixed
-// whitespace, declared key order, canonical strings and integers), so two elements are equal
-// JSON values exactly when their texts are equal, and the guard compares texts.
+// whitespace, declared key order, canonical strings and integers, numbers compiled to one text
+// each inside unique items), so two elements are equal JSON values exactly when their texts
+// are equal, and the guard compares texts.
+//
+// Cost: a mask in a unique array costs the cached grammar mask plus a check of the tokens that
+// can end an element or open an array, and of those that keep an element on an earlier one's
+// text; rollback replays the observed text (linear in it).
 //
 // What is refused, for every open unique array (they may nest: a unique array of objects with
 // unique arrays inside):
