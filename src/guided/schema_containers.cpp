@@ -268,11 +268,11 @@ Expr SchemaCompiler::compile_array(const Json& schema, const std::string& pointe
   // compile with one text per value (numbers included: unique_number).
   const bool unique = schema.value("uniqueItems", Json(false)) == Json(true) && max_items >= 2;
   if (unique) check_unique_items(schema, pointer, min_items);
-  struct UniqueContext {
+  struct UniqueDepth {  // restores unique_items_depth_ on every exit
     int& depth;
     bool on;
-    ~UniqueContext() { depth -= on ? 1 : 0; }
-  } context{unique_items_depth_, unique};
+    ~UniqueDepth() { depth -= on ? 1 : 0; }
+  } unique_depth{unique_items_depth_, unique};
   unique_items_depth_ += unique ? 1 : 0;
   std::vector<Expr> prefix;
   if (schema.contains(tuple_key)) {
