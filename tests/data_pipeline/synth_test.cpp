@@ -12,6 +12,7 @@
 #include "data/file_digest.h"
 #include "data/synth/chat_format.h"
 #include "data/synth/lexicon.h"
+#include "data/synth/word_pieces.h"
 #include "data_pipeline/test_util.h"
 
 namespace afm::data::synth {
@@ -496,6 +497,93 @@ TEST(SynthKnobs, SchemaVariationAnswersFollowTheSchemasFieldsAndOrder) {
     if (::testing::Test::HasFailure()) return;
   }
   EXPECT_GT(orders.size(), 100u);
+}
+
+// A vocabulary of the shape of a byte-level BPE one: space-led word starts, bare pieces, and
+// tokens that are neither (digits, capitals inside, punctuation, one letter).
+std::vector<std::string> toy_vocabulary() {
+  std::vector<std::string> v = {" USA", " x", " 12", "Way", "ab1", " McK", "\"", " extraordinarily"};
+  for (char a = 'a'; a <= 'z'; ++a) {
+    for (char b = 'a'; b <= 'z'; ++b) {
+      v.push_back(std::string(" ") + a + b);                                       // " pe"
+      v.push_back(std::string(" ") + static_cast<char>(a - 'a' + 'A') + b + "o");  // " Peo"
+      v.push_back(std::string() + a + b);                                          // "pe"
+    }
+  }
+  return v;
+}
+
+TEST(SpelledNames, WordPiecesKeepSpaceLedWordStartsAndBareLowerCasePieces) {
+  const std::vector<std::string> vocab = toy_vocabulary();
+  const WordPieces p = word_pieces_from_tokens(vocab);
+  EXPECT_EQ(p.starts.size(), 26u * 26u * 2u);
+  EXPECT_EQ(p.continuations.size(), 26u * 26u);
+  const auto has = [](const std::vector<std::string>& list, const std::string& s) {
+    return std::binary_search(list.begin(), list.end(), s);
+  };
+  EXPECT_TRUE(has(p.starts, "pe"));
+  EXPECT_TRUE(has(p.starts, "Peo"));
+  for (const char* no : {"USA", "x", "12", "McK", "extraordinarily"}) EXPECT_FALSE(has(p.starts, no));
+  for (const char* no : {"Way", "ab1", "\""}) EXPECT_FALSE(has(p.continuations, no));
+  EXPECT_TRUE(std::is_sorted(p.starts.begin(), p.starts.end()));
+}
+
+TEST(SpelledNames, AVocabularyWithoutWordsIsATypedError) {
+  const std::vector<std::string> bytes = {" a", "b", "\x01"};
+  try {
+    (void)word_pieces_from_tokens(bytes);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("word starts"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SpelledNames, NamesBeginWithEveryWordStartAndAreCopiedIntoTheRecords) {
+  const std::vector<std::string> vocab = toy_vocabulary();
+  auto pieces = std::make_shared<const WordPieces>(word_pieces_from_tokens(vocab));
+  SynthKnobs knobs{.invented_names_percent = 100, .spelled_names_percent = 100};
+  knobs.word_pieces = pieces;
+  std::set<std::string> starts_seen;
+  for (uint64_t i = 0; i < 3000; ++i) {
+    const Example e = make_example(9, i, {Task::kExtraction}, knobs);
+    check_example(e, "example " + std::to_string(i));
+    const std::string& text = e.messages[1].content;
+    const json answer = json::parse(e.messages[2].content);
+    for (const auto& key : {"name", "city", "payer", "payee"}) {
+      if (!answer.contains(key)) continue;
+      const std::string s = answer[key];
+      EXPECT_NE(text.find(s), std::string::npos) << key << " = " << s << " not in: " << text;
+      EXPECT_GE(s.size(), 4u) << s;
+      // The first word is a start, capitalised, then continuations.
+      const std::string word = s.substr(0, s.find(' '));
+      bool found = false;
+      for (size_t n = 2; n <= 3 && n <= word.size(); ++n) {
+        std::string start = word.substr(0, n);
+        for (std::string form : {start, std::string(1, static_cast<char>(start[0] - 'A' + 'a')) + start.substr(1)}) {
+          if (std::binary_search(pieces->starts.begin(), pieces->starts.end(), form)) {
+            starts_seen.insert(form);
+            found = true;
+          }
+        }
+      }
+      EXPECT_TRUE(found) << s;
+    }
+    if (::testing::Test::HasFailure()) return;
+  }
+  // Uniform picks: most of the 1,352 starts begin some name in 3,000 records.
+  EXPECT_GT(starts_seen.size(), 1000u);
+}
+
+TEST(SpelledNames, TheKnobAtZeroLeavesTheStreamAsItWas) {
+  auto pieces = std::make_shared<const WordPieces>(word_pieces_from_tokens(toy_vocabulary()));
+  SynthKnobs with{.invented_names_percent = 70, .broad_variety_percent = 60};
+  with.word_pieces = pieces;
+  const SynthKnobs without{.invented_names_percent = 70, .broad_variety_percent = 60};
+  for (uint64_t i = 0; i < 50; ++i) {
+    EXPECT_EQ(make_example(3, i, {Task::kExtraction}, with).messages[2].content,
+              make_example(3, i, {Task::kExtraction}, without).messages[2].content);
+  }
 }
 
 }  // namespace

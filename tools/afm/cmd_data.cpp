@@ -20,6 +20,9 @@
 #include "data/sft_render.h"
 #include "data/shard_builder.h"
 #include "data/synth/synth.h"
+#include "data/synth/word_pieces.h"
+#include "gguf/reader.h"
+#include "tokenizer/tokenizer.h"
 #include "data_preferences.h"
 #include "option_checks.h"
 
@@ -57,16 +60,35 @@ struct SynthArgs {
   std::string format = "text";
   int invented_names = 0, bare_arithmetic = 0, varied_phrasing = 0, broad_variety = 0,
       schema_constraints = 0, restated_arithmetic = 0, wide_phrasing = 0,
-      schema_variation = 0;
+      schema_variation = 0, spelled_names = 0;
+  std::string spelling_model;
   bool json = false;
 };
+
+// The word pieces of the model's tokenizer, for --spelled-names.
+std::shared_ptr<const data::synth::WordPieces> load_word_pieces(const std::string& model) {
+  const tokenizer::Tokenizer tok = tokenizer::Tokenizer::from_gguf(gguf::File::open(model));
+  std::vector<std::string> token_bytes;
+  token_bytes.reserve(static_cast<size_t>(tok.vocab_size()));
+  for (int32_t id = 0; id < tok.vocab_size(); ++id) token_bytes.push_back(tok.token_bytes(id));
+  return std::make_shared<const data::synth::WordPieces>(
+      data::synth::word_pieces_from_tokens(token_bytes));
+}
 
 void run_synth(const SynthArgs& a) {
   data::synth::SynthOptions options{a.seed, a.n, a.out, {}};
   if (a.format == "jsonl") options.format = data::synth::SynthFormat::kJsonl;
   options.knobs = {a.invented_names, a.bare_arithmetic, a.varied_phrasing, a.broad_variety,
                    a.schema_constraints, a.restated_arithmetic, a.wide_phrasing,
-                   a.schema_variation};
+                   a.schema_variation, a.spelled_names};
+  if (a.spelled_names > 0) {
+    if (a.spelling_model.empty()) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--spelled-names needs --spelling-model (the GGUF whose tokenizer's word "
+                  "pieces make the names)");
+    }
+    options.knobs.word_pieces = load_word_pieces(a.spelling_model);
+  }
   for (const std::string& t : a.tasks) options.tasks.push_back(data::synth::parse_task(t));
   const data::synth::SynthSummary s = data::synth::write_synthetic(options);
   if (a.json) {
@@ -191,6 +213,14 @@ void add_synth(CLI::App& data) {
                   "schema")
       ->capture_default_str()
       ->check(between(0, 100));
+  cmd->add_option("--spelled-names", a->spelled_names,
+                  "Percent of invented names built from the word pieces of --spelling-model's "
+                  "tokenizer (a space-led word start, then continuations), so every word start "
+                  "it knows begins some copied value")
+      ->capture_default_str()
+      ->check(between(0, 100));
+  cmd->add_option("--spelling-model", a->spelling_model,
+                  "GGUF whose tokenizer gives --spelled-names its word pieces");
   cmd->add_flag("--json", a->json, "Print a JSON summary");
   cmd->callback([a] { run_synth(*a); });
 }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "data/synth/synth_rng.h"
+#include "data/synth/word_pieces.h"
 
 namespace afm::data::synth {
 namespace {
@@ -187,9 +188,11 @@ std::string spliced_word(SynthRng& rng, std::span<const std::string_view> list) 
   return w;
 }
 
-// An invented name: the syllable table, or with the broad-variety knob the wider inventory or
-// a splice of two names from `list`.
+// An invented name: with the spelled-names knob a word of the tokenizer's pieces; else the
+// syllable table, or with the broad-variety knob the wider inventory or a splice of two names
+// from `list`.
 std::string invented_name(SynthRng& rng, std::span<const std::string_view> list) {
+  if (rng.spelled_name()) return spelled_word(rng);
   if (!rng.broad_variety()) return made_up_word(rng);
   return rng.percent(50) ? wide_word(rng) : spliced_word(rng, list);
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,8 @@
 #include "sample/rng.h"
 
 namespace afm::data::synth {
+
+struct WordPieces;  // word_pieces.h
 
 // What a generator may vary beyond the default stream (all 0: the documents the default model
 // was pretrained on, unchanged).
@@ -53,6 +56,13 @@ struct SynthKnobs {
   // '","' that leads to the next field it expects, and when a user's schema ends there the
   // guided decoder forbids that token and the string runs on ("Oslo is warmer by 16...").
   int schema_variation_percent = 0;
+  // The share of invented names built from the word pieces of a model's tokenizer
+  // (word_pieces.h: a word start, then continuations), so that every space-led token the
+  // tokenizer has begins some copied value; `word_pieces` must then be set. A model trained
+  // on syllable and list names alone copied held-out names whose first token it had never
+  // copied 24% of the time.
+  int spelled_names_percent = 0;
+  std::shared_ptr<const WordPieces> word_pieces = nullptr;
 };
 
 class SynthRng {
@@ -77,6 +87,11 @@ class SynthRng {
   bool broad_variety() {
     return knobs_.broad_variety_percent > 0 && percent(knobs_.broad_variety_percent);
   }
+  // One draw of the spelled-names knob; no draw at all when it is 0 (the older streams).
+  bool spelled_name() {
+    return knobs_.spelled_names_percent > 0 && percent(knobs_.spelled_names_percent);
+  }
+  const WordPieces* word_pieces() const { return knobs_.word_pieces.get(); }
   // Likewise for the schema-constraints knob.
   bool schema_constraints() {
     return knobs_.schema_constraints_percent > 0 && percent(knobs_.schema_constraints_percent);
