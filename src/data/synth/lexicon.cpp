@@ -190,9 +190,9 @@ std::string spliced_word(SynthRng& rng, std::span<const std::string_view> list) 
 
 // An invented name: with the spelled-names knob a word of the tokenizer's pieces; else the
 // syllable table, or with the broad-variety knob the wider inventory or a splice of two names
-// from `list`.
-std::string invented_name(SynthRng& rng, std::span<const std::string_view> list) {
-  if (rng.spelled_name()) return spelled_word(rng);
+// from `list`. `proper`: a name (capitalised) rather than an occupation or event word.
+std::string invented_name(SynthRng& rng, std::span<const std::string_view> list, bool proper) {
+  if (rng.spelled_name()) return spelled_word(rng, proper);
   if (!rng.broad_variety()) return made_up_word(rng);
   return rng.percent(50) ? wide_word(rng) : spliced_word(rng, list);
 }
@@ -202,12 +202,12 @@ std::string invented_name(SynthRng& rng, std::span<const std::string_view> list)
 std::string invented_word(SynthRng& rng) { return made_up_word(rng); }
 
 std::string draw_first_name(SynthRng& rng) {
-  if (invent(rng)) return invented_name(rng, first_names());
+  if (invent(rng)) return invented_name(rng, first_names(), true);
   return std::string(rng.pick(first_names()));
 }
 
 std::string draw_last_name(SynthRng& rng) {
-  if (invent(rng)) return invented_name(rng, last_names());
+  if (invent(rng)) return invented_name(rng, last_names(), true);
   return std::string(rng.pick(last_names()));
 }
 
@@ -218,7 +218,7 @@ std::string draw_city_name(SynthRng& rng) {
       for (const City& c : cities()) names.push_back(c.name);
       return names;
     }();
-    return invented_name(rng, kCityNames);
+    return invented_name(rng, kCityNames, true);
   }
   return std::string(rng.pick(cities()).name);
 }
@@ -239,14 +239,14 @@ std::string lower_case(std::string s) {
 
 std::string draw_occupation(SynthRng& rng) {
   if (invent(rng)) {
-    return lower_case(invented_name(rng, occupations())) + std::string(rng.pick(Words(kJobSuffixes)));
+    return lower_case(invented_name(rng, occupations(), false)) + std::string(rng.pick(Words(kJobSuffixes)));
   }
   return std::string(rng.pick(occupations()));
 }
 
 std::string draw_event_name(SynthRng& rng) {
   if (invent(rng)) {
-    return lower_case(invented_name(rng, last_names())) + " " +
+    return lower_case(invented_name(rng, last_names(), false)) + " " +
            std::string(rng.pick(Words(kEventKinds)));
   }
   return std::string(rng.pick(event_names()));
@@ -254,7 +254,7 @@ std::string draw_event_name(SynthRng& rng) {
 
 std::string draw_company(SynthRng& rng) {
   if (invent(rng)) {
-    std::string name = invented_name(rng, last_names());
+    std::string name = invented_name(rng, last_names(), true);
     name += " ";
     name += rng.pick(Words(kCompanySuffixes));
     return name;

@@ -19,6 +19,13 @@ bool is_word_start(std::string_view letters) {
   return std::all_of(letters.begin() + 1, letters.end(), is_lower);
 }
 
+void require_entries(const std::vector<std::string>& list, const char* what) {
+  if (list.size() >= 100) return;
+  throw Error(ErrorCode::kInvalidArgument,
+              "the tokenizer has " + std::to_string(list.size()) + " " + what +
+                  " (need 100): not a byte-level BPE vocabulary of words");
+}
+
 bool is_continuation(std::string_view piece) {
   return piece.size() >= 2 && piece.size() <= 6 && std::all_of(piece.begin(), piece.end(), is_lower);
 }
@@ -28,41 +35,34 @@ void sort_unique(std::vector<std::string>& v) {
   v.erase(std::unique(v.begin(), v.end()), v.end());
 }
 
-std::string capitalised(std::string w) {
-  if (!w.empty() && is_lower(w[0])) w[0] = static_cast<char>(w[0] - 'a' + 'A');
-  return w;
-}
-
 }  // namespace
 
 WordPieces word_pieces_from_tokens(std::span<const std::string> token_bytes) {
   WordPieces pieces;
   for (const std::string& t : token_bytes) {
     if (!t.empty() && t[0] == ' ' && is_word_start(std::string_view(t).substr(1))) {
-      pieces.starts.push_back(t.substr(1));
+      (is_upper(t[1]) ? pieces.capitalised_starts : pieces.lower_starts).push_back(t.substr(1));
     } else if (is_continuation(t)) {
       pieces.continuations.push_back(t);
     }
   }
-  sort_unique(pieces.starts);
+  sort_unique(pieces.capitalised_starts);
+  sort_unique(pieces.lower_starts);
   sort_unique(pieces.continuations);
-  if (pieces.starts.size() < 100 || pieces.continuations.size() < 100) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "the tokenizer has " + std::to_string(pieces.starts.size()) + " word starts and " +
-                    std::to_string(pieces.continuations.size()) +
-                    " word continuations (need 100 of each): not a byte-level BPE vocabulary "
-                    "of words");
-  }
+  require_entries(pieces.capitalised_starts, "capitalised word starts");
+  require_entries(pieces.lower_starts, "lower-case word starts");
+  require_entries(pieces.continuations, "word continuations");
   return pieces;
 }
 
-std::string spelled_word(SynthRng& rng) {
+std::string spelled_word(SynthRng& rng, bool capitalised) {
   const WordPieces* pieces = rng.word_pieces();
   AFM_CHECK(pieces != nullptr);
-  std::string w = rng.pick(pieces->starts);
-  const int64_t count = rng.range(0, 2);
-  for (int64_t i = 0; i < count || w.size() < 4; ++i) w += rng.pick(pieces->continuations);
-  return capitalised(w);
+  std::string w = rng.pick(capitalised ? pieces->capitalised_starts : pieces->lower_starts);
+  do {
+    w += rng.pick(pieces->continuations);
+  } while (w.size() < 4);
+  return w;
 }
 
 }  // namespace afm::data::synth

@@ -9,12 +9,14 @@
 // word starts cover them all, uniformly.
 //
 // Contract: `word_pieces_from_tokens` keeps, from a vocabulary given as raw token bytes,
-//   - starts: tokens of one space then 2-12 ASCII letters, all lower case or a capital then
-//     lower case (" per", " Kow"), without the space;
+//   - capitalised starts: tokens of one space, a capital, then 1-11 lower-case ASCII letters
+//     (" Kow"), without the space: the first tokens of names;
+//   - lower starts: one space then 2-12 lower-case ASCII letters (" mid"): the first tokens
+//     of occupations and events ("midwife");
 //   - continuations: tokens of 2-6 lower-case ASCII letters and nothing else ("way", "czyk").
-// Both lists are sorted and free of duplicates, so a seed picks the same words on every
-// platform. Throws afm::Error(kInvalidArgument) when the vocabulary has fewer than 100 starts
-// or 100 continuations (not a byte-level BPE vocabulary of words).
+// Each list is sorted and free of duplicates, so a seed picks the same words on every
+// platform. Throws afm::Error(kInvalidArgument) when a list has fewer than 100 entries (not a
+// byte-level BPE vocabulary of words).
 #pragma once
 
 #include <span>
@@ -24,14 +26,18 @@
 namespace afm::data::synth {
 
 struct WordPieces {
-  std::vector<std::string> starts, continuations;
+  std::vector<std::string> capitalised_starts, lower_starts, continuations;
 };
 
 WordPieces word_pieces_from_tokens(std::span<const std::string> token_bytes);
 
 class SynthRng;
-// A word of at least 4 letters: a start, then 0-2 continuations (more while shorter than 4),
-// capitalised ("Kowczyk", "Perway"). Requires rng.word_pieces().
-std::string spelled_word(SynthRng& rng);
+// A word of at least 4 letters: a start of the asked case, then one continuation (more while
+// shorter than 4): "Kowczyk", "Perway"; "midlet". Never a start alone, which is often an
+// English word ("More", "South"): a model trained on such names took the first capitalised
+// word of a text for a name. Never long chains: a model trained on start + 0-2 pieces learnt
+// to glue pieces onto names it copied ("Riga" -> "Rigaknow").
+// Requires rng.word_pieces().
+std::string spelled_word(SynthRng& rng, bool capitalised);
 
 }  // namespace afm::data::synth
