@@ -502,7 +502,9 @@ TEST(SynthKnobs, SchemaVariationAnswersFollowTheSchemasFieldsAndOrder) {
 // A vocabulary of the shape of a byte-level BPE one: space-led word starts, bare pieces, and
 // tokens that are neither (digits, capitals inside, punctuation, one letter).
 std::vector<std::string> toy_vocabulary() {
-  std::vector<std::string> v = {" USA", " x", " 12", "Way", "ab1", " McK", "\"", " extraordinarily"};
+  std::vector<std::string> v = {" USA", " x",       " 12",      "Way",     "ab1",
+                                " McK", "\"",      " extraordinarily", " Because", " because",
+                                " Abraham"};
   for (char a = 'a'; a <= 'z'; ++a) {
     for (char b = 'a'; b <= 'z'; ++b) {
       v.push_back(std::string(" ") + a + b);                                       // " pe"
@@ -516,14 +518,16 @@ std::vector<std::string> toy_vocabulary() {
 TEST(SpelledNames, WordPiecesKeepSpaceLedWordStartsAndBareLowerCasePieces) {
   const std::vector<std::string> vocab = toy_vocabulary();
   const WordPieces p = word_pieces_from_tokens(vocab);
-  EXPECT_EQ(p.capitalised_starts.size(), 26u * 26u);
-  EXPECT_EQ(p.lower_starts.size(), 26u * 26u);
+  EXPECT_EQ(p.capitalised_starts.size(), 26u * 26u + 1);  // + "Abraham"
+  EXPECT_EQ(p.lower_starts.size(), 26u * 26u + 1);        // + "because"
   EXPECT_EQ(p.continuations.size(), 26u * 26u);
   const auto has = [](const std::vector<std::string>& list, const std::string& s) {
     return std::binary_search(list.begin(), list.end(), s);
   };
   EXPECT_TRUE(has(p.lower_starts, "pe"));
   EXPECT_TRUE(has(p.capitalised_starts, "Peo"));
+  EXPECT_TRUE(has(p.capitalised_starts, "Abraham"));
+  EXPECT_FALSE(has(p.capitalised_starts, "Because"));  // an English word at a sentence start
   for (const char* no : {"USA", "x", "12", "McK", "extraordinarily"}) {
     EXPECT_FALSE(has(p.capitalised_starts, no) || has(p.lower_starts, no)) << no;
   }
@@ -542,9 +546,9 @@ TEST(SpelledNames, AVocabularyWithoutWordsIsATypedError) {
   }
 }
 
-// The start a spelled word begins with: its first 2 or 3 letters in `starts`.
+// The longest start in `starts` that `word` begins with (empty when none).
 std::string start_of(const std::string& word, const std::vector<std::string>& starts) {
-  for (size_t n = 3; n >= 2; --n) {
+  for (size_t n = std::min<size_t>(word.size(), 12); n >= 2; --n) {
     if (word.size() >= n && std::binary_search(starts.begin(), starts.end(), word.substr(0, n))) {
       return word.substr(0, n);
     }

@@ -19,6 +19,21 @@ bool is_word_start(std::string_view letters) {
   return std::all_of(letters.begin() + 1, letters.end(), is_lower);
 }
 
+// A capitalised start of 4 or more letters that the vocabulary also has in lower case is an
+// English word at the start of a sentence ("Because", "Having", "Thus"), not a piece of a
+// name: a model trained on names begun by them took the capitalised word opening a text for
+// a name (answering "Thavings" for a text that opened with "Having"). Short pieces ("Ber",
+// "Al") stay: names begin with them.
+void drop_english_words(std::vector<std::string>& capitalised,
+                        const std::vector<std::string>& lower) {
+  std::erase_if(capitalised, [&](const std::string& word) {
+    if (word.size() < 4) return false;
+    std::string folded = word;
+    folded[0] = static_cast<char>(folded[0] - 'A' + 'a');
+    return std::binary_search(lower.begin(), lower.end(), folded);
+  });
+}
+
 void require_entries(const std::vector<std::string>& list, const char* what) {
   if (list.size() >= 100) return;
   throw Error(ErrorCode::kInvalidArgument,
@@ -46,8 +61,9 @@ WordPieces word_pieces_from_tokens(std::span<const std::string> token_bytes) {
       pieces.continuations.push_back(t);
     }
   }
-  sort_unique(pieces.capitalised_starts);
   sort_unique(pieces.lower_starts);
+  drop_english_words(pieces.capitalised_starts, pieces.lower_starts);
+  sort_unique(pieces.capitalised_starts);
   sort_unique(pieces.continuations);
   require_entries(pieces.capitalised_starts, "capitalised word starts");
   require_entries(pieces.lower_starts, "lower-case word starts");
