@@ -24,15 +24,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import task_eval  # noqa: E402  (the evaluation generator's lists)
 
 
-def evaluation_names():
-    names = set()
-    for words in (task_eval.FIRST_NAMES, task_eval.LAST_NAMES, task_eval.COMPANIES,
-                  task_eval.OCCUPATIONS, task_eval.EVENTS):
-        names.update(words)
-    names.update(c[0] if isinstance(c, (tuple, list)) else c for c in task_eval.CITIES)
-    return names
-
-
 def assistant_text(conversation):
     parts = []
     for m in conversation.get("messages", []):
@@ -46,7 +37,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--shuffle", type=int, help="shuffle the kept lines with this seed")
     args = p.parse_args()
-    names = sorted(evaluation_names(), key=len, reverse=True)
+    names = sorted(set(task_eval.evaluation_words()), key=len, reverse=True)
     pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in names) + r")\b")
     lines = [line if line.endswith("\n") else line + "\n" for line in sys.stdin if line.strip()]
     if args.shuffle is not None:  # before filtering, so a seed gives the same order either way

@@ -216,6 +216,13 @@ def _all_templates():
     return out
 
 
+def evaluation_words():
+    """The names, cities, companies, occupations and events the evaluation items are made of:
+    none may occur in the training generator (check_separation) or in a training answer
+    (bench/drop_eval_names.py)."""
+    return FIRST_NAMES + LAST_NAMES + CITIES + COMPANIES + OCCUPATIONS + EVENTS
+
+
 def check_separation(synth_dir=os.path.join(ROOT, "src", "data", "synth")):
     """Raises AssertionError when a word or template of this file is found in the training
     generator's sources (skipped when they are not present)."""
@@ -226,8 +233,7 @@ def check_separation(synth_dir=os.path.join(ROOT, "src", "data", "synth")):
     for path in sources:
         with open(path, encoding="utf-8") as f:
             cpp += f.read() + "\n"
-    lexicon_words = (FIRST_NAMES + LAST_NAMES + CITIES + COMPANIES + OCCUPATIONS + EVENTS)
-    for word in lexicon_words:
+    for word in evaluation_words():
         found = re.search(r"\b" + re.escape(word) + r"\b", cpp, re.IGNORECASE)
         assert not found, f"eval word {word!r} occurs in the training generator"
     cpp_lower = cpp.lower()

@@ -19,7 +19,7 @@ import task_eval  # noqa: E402
 SCRIPT = os.path.join(ROOT, "bench", "drop_eval_names.py")
 AFM = os.environ.get("AFM_BIN", os.path.join(ROOT, "build", "afm"))
 MODEL = os.path.join(ROOT, "models", "afm-device-21m.gguf")
-CITY = task_eval.CITIES[0] if isinstance(task_eval.CITIES[0], str) else task_eval.CITIES[0][0]
+CITY = task_eval.CITIES[0]
 
 
 def conversation(answer, user="Where?", tool_arguments=None):

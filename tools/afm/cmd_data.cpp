@@ -21,10 +21,10 @@
 #include "data/shard_builder.h"
 #include "data/synth/synth.h"
 #include "data/synth/word_pieces.h"
-#include "gguf/reader.h"
-#include "tokenizer/tokenizer.h"
 #include "data_preferences.h"
+#include "gguf/reader.h"
 #include "option_checks.h"
+#include "tokenizer/tokenizer.h"
 
 namespace afm::cli {
 
