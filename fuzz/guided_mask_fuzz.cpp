@@ -1,12 +1,15 @@
 // libFuzzer target, differential: the fast token masks (MaskCache: loops, counted loops, key
 // entries) equal the reference trie walk on any schema the compiler accepts; a state that is
 // not complete always allows a token (every byte is one: no dead ends, uniqueItems included);
-// a finished text matches the grammar on its own (ByteMatcher::matches). Input: a JSON
+// a finished text matches the grammar on its own (ByteMatcher::matches); and two positions
+// with equal state keys (ByteMatcher::state_key, which the mask cache shares states by) allow
+// the same bytes along seeded probe walks from both. Input: a JSON
 // Schema, a zero byte, then one choice byte per step (which allowed token to take; a choice
 // of 0xff rolls one token back). A difference aborts, so the fuzzer reports it as a crash.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -41,6 +44,35 @@ std::shared_ptr<const afm::guided::TokenVocabulary> vocabulary() {
 }
 
 constexpr size_t kMaxSteps = 96;
+// Key-contract checks per input (each replays two texts and walks a few probes).
+constexpr int kMaxKeyChecks = 6;
+constexpr int kProbes = 12;
+constexpr int kProbeDepth = 16;
+
+// Walks from texts `a` and `b` (positions with equal state keys) along kProbes seeded paths,
+// each byte drawn from what `a`'s side allows; aborts where the two sides allow different
+// bytes: equal keys must accept the same continuations (byte_matcher.h).
+void check_equal_keys(const std::shared_ptr<const afm::guided::Grammar>& grammar,
+                      const std::string& a, const std::string& b, uint32_t seed) {
+  afm::guided::ByteMatcher ma(grammar), mb(grammar);
+  if (!ma.accept_bytes(a) || !mb.accept_bytes(b)) std::abort();
+  for (int probe = 0; probe < kProbes; ++probe) {
+    for (int depth = 0; depth < kProbeDepth; ++depth) {
+      const afm::guided::ByteSet allowed = ma.allowed_next_bytes();
+      if (!(allowed == mb.allowed_next_bytes())) std::abort();
+      if (allowed.empty()) break;
+      seed = seed * 1664525u + 1013904223u;
+      int pick = static_cast<int>((seed >> 8) % static_cast<uint32_t>(allowed.count()));
+      uint8_t byte = 0;
+      allowed.for_each([&](uint8_t c) {
+        if (pick-- == 0) byte = c;
+      });
+      if (!ma.accept_byte(byte) || !mb.accept_byte(byte)) std::abort();
+    }
+    ma.rollback(ma.consumed() - a.size());
+    mb.rollback(mb.consumed() - b.size());
+  }
+}
 
 }  // namespace
 
@@ -60,6 +92,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<uint32_t> fast(vocab->mask_words()), slow(vocab->mask_words());
   const std::string_view choices = input.substr(split + 1);
   std::vector<std::string> texts;  // per accepted token
+  std::map<std::vector<uint32_t>, std::string> text_of_key;  // the first text seen per key
+  std::vector<uint32_t> key;
+  int key_checks = 0;
   for (size_t step = 0; step < choices.size() && step < kMaxSteps; ++step) {
     if (matcher.is_terminated()) break;
     matcher.fill_next_token_mask(fast);
@@ -84,6 +119,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const int32_t id = allowed[choice % allowed.size()];
     if (!matcher.accept_token(id)) std::abort();
     texts.push_back(vocab->is_special(id) ? "" : vocab->token_bytes(id));
+    if (key_checks < kMaxKeyChecks && !matcher.is_terminated()) {
+      std::string text;
+      for (const std::string& t : texts) text += t;
+      matcher.byte_matcher().state_key(&key);
+      const auto [seen, fresh] = text_of_key.emplace(key, text);
+      if (!fresh && seen->second != text) {
+        check_equal_keys(grammar, seen->second, text, static_cast<uint32_t>(step));
+        ++key_checks;
+      }
+    }
   }
   if (matcher.is_terminated()) {
     std::string text;

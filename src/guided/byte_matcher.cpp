@@ -318,6 +318,10 @@ ByteMatcher::KeyEntry ByteMatcher::describe(const Item& item, bool top) const {
   if (p.repeat) {
     e.words[e.size++] = p.min > item.dot ? p.min - item.dot : 0;
     e.words[e.size++] = p.max == kUnbounded ? kUnbounded : p.max - item.dot;
+    // What is repeated: an item waiting for its copy to complete may start another copy, so
+    // two repetitions with equal counts left but different bodies accept different strings
+    // (at the top, the terminal scanned is the body and is already written).
+    if (!top) e.words[e.size++] = grammar_->suffix_id(item.prod, 0);
   } else {
     e.words[e.size++] = grammar_->suffix_id(item.prod, item.dot + 1);
   }

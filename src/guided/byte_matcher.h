@@ -64,7 +64,8 @@ class ByteMatcher {
   // following origin links, every item a future completion could advance: a graph whose nodes
   // are "the items of set j waiting for nonterminal X", numbered in discovery order. Items are
   // named by their future, not their production: the terminal they scan (current set only),
-  // the symbols left after it (a canonical suffix id) or, for repetitions, the counts left.
+  // the symbols left after it (a canonical suffix id) or, for repetitions, the counts left and
+  // the repeated symbol.
   // An item one symbol from its end ("tail") only passes a completion on, so a node whose
   // items are all tails passing it to one node is replaced by that node: the UTF-8 middle
   // states of different characters and nesting depths become one state. Nodes are identified

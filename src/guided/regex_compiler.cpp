@@ -111,7 +111,9 @@ class Lowerer {
   }
 
   // One top-level branch: strip its leading ^ / trailing $ and pad unanchored ends.
-  RegexExpr lower_branch(Node branch, bool search) {
+  // *everything: set when the branch is found in every string (then so is the pattern).
+  RegexExpr lower_branch(Node branch, bool search, bool* everything) {
+    *everything = false;
     const auto [anchored_start, anchored_end] = regex::strip_anchors(branch, search);
     auto& kids = branch.kids;
     if (!anchored_end) trim_search_end(kids, /*back=*/true);
@@ -122,7 +124,10 @@ class Lowerer {
     // A branch that matches the empty string is found in every string. Say so directly: the
     // padded form (`.*` becomes any* .* any*) is ambiguous at every position, which makes the
     // Earley sets grow with the text.
-    if (body.min_chars == 0) return {any, 0, kUnbounded};
+    if (body.min_chars == 0) {
+      *everything = true;
+      return {any, 0, kUnbounded};
+    }
     std::vector<Expr> parts;
     const CodePointSet* single = kids.size() == 1 ? single_class(kids[0]) : nullptr;
     if (!anchored_start && !anchored_end && single != nullptr && !single->complement().empty()) {
@@ -272,7 +277,10 @@ RegexExpr compile_regex(GrammarBuilder& b, std::string_view pattern, CharEncodin
   std::vector<Expr> options;
   RegexExpr out{b.empty(), kUnbounded, 0};
   for (Node& branch : root.kids) {
-    RegexExpr r = lowerer.lower_branch(std::move(branch), search);
+    bool everything = false;
+    RegexExpr r = lowerer.lower_branch(std::move(branch), search, &everything);
+    // Every other branch's strings are among this one's: alone, it keeps the sets small.
+    if (everything) return r;
     options.push_back(r.expr);
     out.min_chars = std::min(out.min_chars, r.min_chars);
     out.max_chars = std::max(out.max_chars, r.max_chars);

@@ -7,6 +7,8 @@
 #include <iterator>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "base/error.h"
 #include "guided/unicode_properties.h"
@@ -425,7 +427,61 @@ bool any_one_character(const Node& inner) {
 
 }  // namespace
 
-// (?![\s\S]) closing a top-level branch: no character follows, which is $.
+namespace {
+
+// Structural equality of two trees (offsets aside): equal trees match the same strings.
+bool same_tree(const Node& a, const Node& b) {
+  if (a.kind != b.kind || a.min != b.min || a.max != b.max || a.negative != b.negative ||
+      a.behind != b.behind || a.kids.size() != b.kids.size() ||
+      a.chars.ranges() != b.chars.ranges()) {
+    return false;
+  }
+  for (size_t i = 0; i < a.kids.size(); ++i) {
+    if (!same_tree(a.kids[i], b.kids[i])) return false;
+  }
+  return true;
+}
+
+// Drops every alternative equal to an earlier one of the same alternation, bottom up, and
+// returns the tree's structural hash. Why: A|A is A, but each copy is one more Earley item per
+// position (a pattern of a hundred empty alternatives made every byte step cost ~1,800 items).
+// Candidates are compared only when their hashes agree, so a long alternation of distinct
+// branches costs linear time. Depth is bounded by the parser (kMaxDepth).
+uint64_t drop_repeated_alternatives(Node& n) {
+  uint64_t h = static_cast<uint64_t>(n.kind) * 0x9E3779B97F4A7C15ull;
+  const auto mix = [&h](uint64_t v) { h = (h ^ v) * 0x100000001B3ull + (h >> 29); };
+  mix(n.min);
+  mix(n.max);
+  mix(uint64_t{n.negative} | uint64_t{n.behind} << 1);
+  for (const auto& [lo, hi] : n.chars.ranges()) mix(uint64_t{lo} << 32 | hi);
+  std::vector<uint64_t> hashes;
+  hashes.reserve(n.kids.size());
+  for (Node& kid : n.kids) hashes.push_back(drop_repeated_alternatives(kid));
+  if (n.kind == Node::Kind::kAlt && n.kids.size() > 1) {
+    std::unordered_multimap<uint64_t, size_t> kept;  // hash -> index into `unique`
+    std::vector<Node> unique;
+    std::vector<uint64_t> unique_hashes;
+    for (size_t i = 0; i < n.kids.size(); ++i) {
+      const auto [first, last] = kept.equal_range(hashes[i]);
+      const bool repeated = std::any_of(first, last, [&](const auto& entry) {
+        return same_tree(unique[entry.second], n.kids[i]);
+      });
+      if (repeated) continue;
+      kept.emplace(hashes[i], unique.size());
+      unique.push_back(std::move(n.kids[i]));
+      unique_hashes.push_back(hashes[i]);
+    }
+    n.kids = std::move(unique);
+    hashes = std::move(unique_hashes);
+  }
+  for (uint64_t k : hashes) mix(k);
+  return h;
+}
+
+}  // namespace
+
+// (?![\s\S]) closing a top-level branch: no character follows, which is $. Then repeated
+// alternatives are dropped (drop_repeated_alternatives).
 Node parse(std::string_view pattern) {
   Node root = Parser(pattern).parse_all();
   for (Node& branch : root.kids) {
@@ -435,6 +491,7 @@ Node parse(std::string_view pattern) {
       branch.kids.back() = Node(Node::Kind::kEnd, branch.kids.back().offset);
     }
   }
+  drop_repeated_alternatives(root);
   return root;
 }
 

@@ -26,7 +26,8 @@ struct Node {
   explicit Node(Kind k = Kind::kConcat, size_t at = 0) : kind(k), offset(at) {}
 };
 
-// Parses the whole pattern; the root is always a kAlt of branches (each a kConcat).
+// Parses the whole pattern; the root is always a kAlt of branches (each a kConcat). An
+// alternative equal to an earlier one of the same alternation is dropped (the same language).
 Node parse(std::string_view pattern);
 
 // Which ends of a top-level branch are anchored. strip_anchors removes the branch's leading ^

@@ -295,6 +295,11 @@ TEST(GrammarMatcher, StateKeysIdentifyEquivalentStates) {
   // One repetition entered at many positions is one state (a bounded key).
   const auto list = compile_json_schema_text(R"({"type":"array","items":{"type":"array"}})");
   EXPECT_EQ(key_after(list, "[[],[],[],["), key_after(list, "[[],["));
+  // Two repetitions with equal counts left but different bodies: after the escape completes,
+  // the first is at its inner bound (then '-' or '&'), the second has characters to go.
+  const auto nested =
+      compile_json_schema_text(R"({"type":"string","pattern":"^[a-z]{2,9}(-[a-z0-y]{1,5}){0,3}&"})");
+  EXPECT_NE(key_after(nested, "\"byk-0000\\"), key_after(nested, "\"byk-0GANS-aPJLR-0i\\"));
 }
 
 // Nesting thousands deep must not exhaust the stack while keying the state; such a state is

@@ -385,5 +385,35 @@ TEST(MaskCache, EqualsReferenceInsideJsonSchemaBenchBounds) {
   EXPECT_GT(counted, 0u);
 }
 
+// Found by guided_mask_fuzz: the middle of an escape in the 5th character of the inner
+// repetition in the outer's first copy ("byk-0000\") and in its 3rd character in the outer's
+// last copy ("...-0i\") had equal state keys: each is one repetition with 3 copies left, the
+// outer one in the first case, the inner one in the second. The shared cache then reused the
+// first position's successors and dropped "\n" (a backslash, then a 4th character) at the
+// second. Keys now name the repeated symbol.
+TEST(MaskCache, EqualsReferenceMidEscapeInNestedBoundedRepetitions) {
+  auto vocab = test_vocabulary();
+  const char* text = R"({"type":"string","pattern":"^[a-z]{2,9}(-[a-z0-y]{1,5}){0,3}&"})";
+  auto grammar = compile_json_schema_text(text);
+  const std::string walk = "\"byk-0GANS-aPJLR-0i\\";
+  for (const bool fresh_each_step : {true, false}) {
+    auto shared = std::make_shared<MaskCache>(*grammar, *vocab);
+    std::vector<uint32_t> fast(vocab->mask_words()), slow(vocab->mask_words());
+    std::vector<int32_t> ids;
+    for (size_t i = 0; i <= walk.size(); ++i) {
+      auto cache = fresh_each_step ? std::make_shared<MaskCache>(*grammar, *vocab) : shared;
+      TokenMatcher m(grammar, vocab, cache);
+      for (int32_t id : ids) ASSERT_TRUE(m.accept_token(id));
+      m.fill_next_token_mask(fast);
+      m.fill_next_token_mask_reference(slow);
+      ASSERT_EQ(fast, slow) << "after " << walk.substr(0, i) << " fresh " << fresh_each_step;
+      if (i == walk.size()) break;
+      int32_t id = 1;  // the first token spelling this one byte
+      while (vocab->is_special(id) || vocab->token_bytes(id) != walk.substr(i, 1)) ++id;
+      ids.push_back(id);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace afm::guided

@@ -61,6 +61,15 @@ FOUND = {
     # A counted loop whose check led along a path the matcher refuses (MaskCache::Walk::replay
     # must give the fill up to the exact walk instead of failing a check).
     "counted_loop_refused_path": "eyJ0eXBlIjoic3RyaW5nIiwicGF0dGVybiI6Il5bYS16XXsyLDl9KC1bYS16MC15XXsxLDV9KXswLDN9JiJ9AK4iOnsicmVxdWlyZWQiOlsiZSJdfX0seyJub3QiOnsicmVxdWlyZWQiOlvXU9bwtv8Q3lzBDA1JJkRQX23PZvA0DGnA3gyMeEi9p6d7ZKQ1zzhVc4wX",
+    # Two repetitions with equal counts left but different bodies (the outer group in its first
+    # copy, the inner class in the outer's last copy) had equal state keys, so the shared cache
+    # reused one's successors at the other (ByteMatcher::state_key now names the body).
+    "equal_counts_other_body": "eyJ0eXBlIjoic3RyaW5nIiwicGF0dGVybiI6Il5bYS16XXsyLDl9KC1bYS16MC15XXsxLDV9KXswLDN9JiJ9AK4iOnsicmVxdWlyZWQiOlthLXpdezIsOX0oLVthLXowLXldezEsNX0pezAsM30mIn0AriI6eyJyZWSkNc84VXOMFw==",
+    "equal_counts_other_body_rollback": "eyJ0eXBlIjoic3RyaW5nIiwicGF0dGVybiI6Il5bYS16XXsyLDl9KC1bYS16MC15XXsxLDV9KXswLDN9JiJ9AK4iOnsccmVxdWlyZWQiOlv/////////JyJub3QiOnsicmVxdWlyZWQiOluSU9bwtv9AEC3eXMEMDUkmRFBfbc9m8DQMacDeDIx4SL2np3tkpDXPOFVzjBc=",
+    # A hundred empty alternatives: each was a copy of "any characters" in every Earley set
+    # (regex::parse now drops repeated alternatives; a searched branch found in every string
+    # stands alone).
+    "repeated_empty_alternatives": "eyJ0eXBlIjoic3RyaW5nIiwicGF0dGVybiI6Il58fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHxHR0dHR0dHR0dHR0dHR0dHR0dHR0dHR0dHR0dHR0dHR0dHR0dHR0dHR0dHR0dHR0dHR0dHR0dHR0dHR0dHR0dHR0dHR0dHR0dHR0dHR0dHR0dHR0dHR0d8fHx8fHx8fHx8fHx8fHx8W2Etel17NCw5fSgtW2Etel0wLXkxeyw1fSl7MCwzfSYifQCuIjr9////DAAAABkAAAAAAAAAFw==",
 }
 
 
