@@ -3,7 +3,9 @@
 
 #include <algorithm>
 
+#include "base/error.h"
 #include "guided/code_point_dfa.h"
+#include "guided/regex_ambiguity.h"
 #include "guided/regex_parser.h"
 
 namespace afm::guided {
@@ -259,13 +261,21 @@ std::optional<Elastic> fit_elastic(const Node& branch, uint64_t lo, uint64_t hi)
 }
 
 // Lookaheads intersect languages, which rules cannot: the regular layer builds the automaton.
+// Also the route of patterns whose rules would be ambiguous (regex_ambiguity.h).
 RegexExpr compile_through_dfa(GrammarBuilder& b, std::string_view pattern, CharEncoding encoding,
-                              bool search) {
-  const CodePointDfa dfa = CodePointDfa::from_regex(pattern, search).minimized();
+                              bool search,
+                              size_t max_states = CodePointDfa::kDefaultMaxStates) {
+  const CodePointDfa dfa = CodePointDfa::from_regex(pattern, search, max_states).minimized();
   if (dfa.empty()) return {b.nothing(), 0, 0};
   const auto [min_chars, max_chars] = dfa.length_range();
   return {dfa.lower(b, encoding), min_chars, max_chars};
 }
+
+// Patterns whose rules would be ambiguous go through their automaton when it stays this small
+// (its construction is bounded by the states; longer patterns, such as a 100 KB alternation,
+// keep their rules, whose sets grow with the pattern rather than the text).
+constexpr size_t kMaxAutomatonPatternBytes = 4096;
+constexpr size_t kMaxAutomatonStates = 4096;
 
 }  // namespace
 
@@ -273,6 +283,14 @@ RegexExpr compile_regex(GrammarBuilder& b, std::string_view pattern, CharEncodin
                         bool search) {
   Node root = regex::parse(pattern);
   if (regex::has_lookahead(root)) return compile_through_dfa(b, pattern, encoding, search);
+  if (pattern.size() <= kMaxAutomatonPatternBytes && rules_grow_with_text(root, search)) {
+    try {
+      return compile_through_dfa(b, pattern, encoding, search, kMaxAutomatonStates);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kUnsupported) throw;
+      // Past the automaton's budget: the rules (the same language, ambiguous).
+    }
+  }
   Lowerer lowerer(b, pattern, encoding);
   std::vector<Expr> options;
   RegexExpr out{b.empty(), kUnbounded, 0};

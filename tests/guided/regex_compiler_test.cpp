@@ -271,6 +271,34 @@ TEST(RegexCompiler, RepeatedAndEverythingAlternativesKeepTheSetsSmall) {
   EXPECT_FALSE(search("^(?:q|q)$", "qq"));
 }
 
+// Patterns whose rules would be ambiguous (a searched branch, a loop inside a repetition) go
+// through their automaton (regex_ambiguity.h): the Earley set after 4,000 bytes is the set after
+// 400, where the rules grew it with the text (`(.*a){20}` took 33 s over 800 bytes). Bounded
+// repetitions without a loop inside keep their rules. The languages are unchanged.
+TEST(RegexCompiler, AmbiguousPatternsKeepTheSetsBounded) {
+  const auto set_after = [](std::string_view pattern, bool searched, size_t n) {
+    ByteMatcher m(compile_regex_grammar(pattern, searched));
+    std::string text;
+    for (size_t i = 0; i < n; ++i) text += i % 3 == 2 ? ',' : (i % 2 ? 'b' : 'a');
+    EXPECT_TRUE(m.accept_bytes(text)) << pattern;
+    return m.current_set_size();
+  };
+  for (const char* p : {"ab", "a.*b", "(.*a){20}", "(a.*b){3}", "^(a|ab|b|,)*(b|ba|,)*$",
+                        "^(.*,)*(a|b)*$", "[a-z]+"}) {
+    EXPECT_EQ(set_after(p, true, 4000), set_after(p, true, 400)) << p;
+  }
+  EXPECT_TRUE(search("ab", "xxabyy"));
+  EXPECT_FALSE(search("ab", "xxa b"));
+  EXPECT_TRUE(search("(.*a){3}", "xaxaxa"));
+  EXPECT_FALSE(search("(.*a){3}", "xaxax"));
+  EXPECT_TRUE(full("(a|ab)*(b|ba)*", "abba"));
+  EXPECT_TRUE(full("(a|ab)*(b|ba)*", "aabbab"));  // a ab, then ba b
+  EXPECT_FALSE(full("(a|ab)*(b|ba)*", "baa"));
+  EXPECT_TRUE(full("(.*,)*x", "a,b,,x"));
+  EXPECT_FALSE(full("(.*,)*x", "a,b,,"));
+  EXPECT_TRUE(search("^(?:q|r)+$", "qrq"));
+}
+
 TEST(RegexCompiler, LengthBounds) {
   GrammarBuilder b;
   RegexExpr r = compile_regex(b, "^[a-z]{2,5}(x|yy)?$", CharEncoding::kUtf8, true);

@@ -6,7 +6,8 @@ the walk takes; 0xff rolls one back). The schemas use what the mask layer treats
 string content and digit runs (loops), declared keys beside free ones (key entries), and
 bounded repetitions (counted loops: maxLength with and without minLength, email and hostname
 atoms, counted pattern classes), property escapes, lookaheads, allOf combinators, and
-uniqueItems (finite item languages that run out, tag objects, unique arrays nested).
+uniqueItems (finite item languages that run out, tag objects, unique arrays nested), and
+patterns whose rules would be ambiguous (compiled through their automaton).
 Deterministic: a rerun writes the same bytes.
 """
 import base64
@@ -53,6 +54,11 @@ SCHEMAS = {
             "properties": {"k": {"type": "string", "maxLength": 2},
                            "v": {"type": "array", "uniqueItems": True, "maxItems": 2,
                                  "items": {"type": "boolean"}}}}}}},
+    # Ambiguous rules (a loop inside a repetition, searched branches): through the automaton.
+    "ambiguous_patterns": {"type": "object", "properties": {
+        "a": {"type": "string", "pattern": "(.*a){3}"},
+        "s": {"type": "string", "pattern": "ab|b.c"},
+        "l": {"type": "string", "pattern": "^(x|xy|,)*(y|yx)*$", "maxLength": 9}}},
 }
 
 
