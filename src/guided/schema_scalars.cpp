@@ -2,6 +2,7 @@
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "base/error.h"
@@ -9,7 +10,9 @@
 #include "guided/char_classes.h"
 #include "guided/code_point_dfa.h"
 #include "guided/number_grammar.h"
+#include "guided/regex_ambiguity.h"
 #include "guided/regex_compiler.h"
+#include "guided/regex_parser.h"
 #include "guided/schema_compiler.h"
 
 namespace afm::guided {
@@ -119,6 +122,35 @@ CodePointDfa regex_dfa(const StringRegex& r) {
     it = built.emplace(r.regex, CodePointDfa::from_regex(r.regex, r.search).minimized()).first;
   }
   return it->second;
+}
+
+// The fallback for one `pattern` whose rules would be ambiguous (regex_ambiguity.h) when the
+// exact intersection with the lengths is past the automaton budget: its automaton with the
+// longest string cut to what keeps the product within that budget. A sub-language, as the
+// bounded repetitions' fallback is, but its Earley sets stay bounded where the repetitions'
+// would grow with the text (`(.*a){20}` with maxLength 30000: 2.2 s over 600 bytes, cubic).
+// Nullopt where the rules are not ambiguous, the pattern alone is too large an automaton, or no
+// string of the pattern fits the lengths left.
+std::optional<Expr> capped_automaton(GrammarBuilder& b, const StringRegex& r, uint64_t min_len,
+                                     uint64_t max_len) {
+  if (r.keyword != "pattern" || !rules_grow_with_text(regex::parse(r.regex), r.search)) {
+    return std::nullopt;
+  }
+  try {
+    const CodePointDfa dfa = regex_dfa(r);
+    const uint64_t cap = std::min<uint64_t>(
+        max_len, CodePointDfa::kDefaultMaxStates / (dfa.num_states() + 1) - 1);
+    if (cap < min_len) return std::nullopt;
+    const CodePointDfa capped =
+        CodePointDfa::intersect(dfa, CodePointDfa::length_between(static_cast<uint32_t>(min_len),
+                                                                  static_cast<uint32_t>(cap)))
+            .minimized();
+    if (capped.empty()) return std::nullopt;
+    return capped.lower(b, CharEncoding::kJsonString);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kUnsupported) throw;
+    return std::nullopt;
+  }
 }
 
 // Formats draft 2020-12 defines whose language afm does not build: refused whatever the
@@ -290,8 +322,11 @@ Expr SchemaCompiler::string_body(const Json& schema, const std::string& pointer)
         schema.contains(kNotStrings)) {
       throw;
     }
-    // Too large an automaton (or a bound past its budget): the bounded repetitions, a
-    // sub-language.
+    // Too large an automaton (or a bound past its budget): a sub-language, the capped automaton
+    // of an ambiguous pattern or else the bounded repetitions.
+    if (std::optional<Expr> capped = capped_automaton(b_, regexes[0], min_len, max_len)) {
+      return *capped;
+    }
     std::optional<RegexExpr> narrower = within(/*exact_only=*/false);
     if (!narrower) throw;
     return narrower->expr;

@@ -228,6 +228,27 @@ TEST(JsonSchemaCompiler, StringsLengthPatternFormat) {
   EXPECT_FALSE(ok(pointer, R"("/a~2")"));
 }
 
+// A pattern whose rules would be ambiguous, with a maxLength whose exact intersection is past
+// the automaton budget: the capped automaton (a sub-language of the pattern within the
+// lengths) keeps the Earley sets bounded, where the bounded repetitions grew them with the text.
+TEST(JsonSchemaCompiler, AmbiguousPatternWithALargeMaxLengthStaysLinear) {
+  auto g = compile(R"({"type":"string","pattern":"(.*a){20}","maxLength":30000})");
+  const auto set_after = [&](size_t n) {
+    ByteMatcher m(g);
+    EXPECT_TRUE(m.accept_bytes("\"" + std::string(n, 'a')));
+    return m.current_set_size();
+  };
+  EXPECT_EQ(set_after(800), set_after(200));
+  EXPECT_TRUE(ok(g, "\"" + std::string(20, 'a') + "\""));
+  EXPECT_TRUE(ok(g, "\"" + std::string(500, 'a') + "\""));
+  EXPECT_FALSE(ok(g, "\"" + std::string(19, 'a') + "\""));
+  // Never past the bound: the language is a subset of the schema's.
+  auto small = compile(R"({"type":"string","pattern":"ab","minLength":3,"maxLength":30000})");
+  EXPECT_TRUE(ok(small, R"("xab")"));
+  EXPECT_FALSE(ok(small, R"("ab")"));
+  EXPECT_FALSE(ok(small, R"("xa")"));
+}
+
 TEST(JsonSchemaCompiler, EnumConstAndTypeFilter) {
   auto g = compile(R"({"type":"string","enum":["a",1,"b",{"k":[1.0]}]})");
   EXPECT_TRUE(ok(g, R"("a")"));
