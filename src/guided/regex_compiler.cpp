@@ -280,10 +280,11 @@ constexpr size_t kMaxAutomatonStates = 4096;
 }  // namespace
 
 RegexExpr compile_regex(GrammarBuilder& b, std::string_view pattern, CharEncoding encoding,
-                        bool search) {
+                        bool search, bool trusted_rules) {
   Node root = regex::parse(pattern);
   if (regex::has_lookahead(root)) return compile_through_dfa(b, pattern, encoding, search);
-  if (pattern.size() <= kMaxAutomatonPatternBytes && rules_grow_with_text(root, search)) {
+  if (!trusted_rules && pattern.size() <= kMaxAutomatonPatternBytes &&
+      rules_grow_with_text(root, search)) {
     try {
       return compile_through_dfa(b, pattern, encoding, search, kMaxAutomatonStates);
     } catch (const Error& e) {

@@ -33,8 +33,11 @@ struct RegexExpr {
 };
 
 // `search`: true for JSON Schema semantics (match anywhere), false for a full match.
+// A pattern whose rules would be ambiguous (regex_ambiguity.h) is compiled through its
+// automaton when that is small; `trusted_rules` keeps the rules anyway (afm's own fixed
+// regexes, the formats, whose rules were measured to mask faster than their automata).
 RegexExpr compile_regex(GrammarBuilder& b, std::string_view pattern, CharEncoding encoding,
-                        bool search);
+                        bool search, bool trusted_rules = false);
 
 // A sub-language of the pattern whose strings all have min_chars..max_chars code points, for
 // length bounds whose exact intersection is too large an automaton (an ARN pattern with

@@ -300,7 +300,8 @@ Expr SchemaCompiler::string_body(const Json& schema, const std::string& pointer)
   if (regexes.size() == 1 && !schema.contains(kNotStrings)) {
     RegexExpr r;
     try {
-      r = compile_regex(b_, regexes[0].regex, CharEncoding::kJsonString, regexes[0].search);
+      r = compile_regex(b_, regexes[0].regex, CharEncoding::kJsonString, regexes[0].search,
+                        /*trusted_rules=*/regexes[0].keyword == "format");
     } catch (const Error& e) {
       throw Error(e.code(), "json schema: keyword '" + regexes[0].keyword + "' at #" + pointer +
                                 ": " + e.what());
