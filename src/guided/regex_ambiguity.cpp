@@ -60,8 +60,22 @@ bool holds_unbounded_repetition(const Node& n) {
   });
 }
 
-// A loop inside a repetition anywhere in the tree (the parser bounds its depth).
-bool has_nested_loop(const Node& n) {
+// Two parts of a sequence whose lengths vary, one of them without a longest match
+// (`.*.*`, `[a-z]*[a-c]*`): each split between them is a parse.
+bool splits_ambiguously(const Node& concat) {
+  int varying = 0;
+  bool unbounded = false;
+  for (const Node& k : concat.kids) {
+    const auto [lo, hi] = lengths(k);
+    varying += lo != hi;
+    unbounded = unbounded || hi >= kHuge;
+  }
+  return varying >= 2 && unbounded;
+}
+
+// A loop inside a repetition, or an ambiguous split, anywhere in the tree (the parser bounds
+// its depth).
+bool has_ambiguous_shape(const Node& n) {
   if (n.kind == Node::Kind::kRepeat) {
     if (n.max > 1 && holds_unbounded_repetition(n)) return true;
     if (n.max == kUnbounded) {
@@ -69,7 +83,8 @@ bool has_nested_loop(const Node& n) {
       if (lo != hi) return true;
     }
   }
-  return std::any_of(n.kids.begin(), n.kids.end(), has_nested_loop);
+  if (n.kind == Node::Kind::kConcat && splits_ambiguously(n)) return true;
+  return std::any_of(n.kids.begin(), n.kids.end(), has_ambiguous_shape);
 }
 
 }  // namespace
@@ -79,7 +94,7 @@ bool rules_grow_with_text(const Node& root, bool search) {
     Node copy = branch;
     const auto [anchored_start, anchored_end] = regex::strip_anchors(copy, search);
     if (!anchored_start || !anchored_end) return true;
-    if (has_nested_loop(copy)) return true;
+    if (has_ambiguous_shape(copy)) return true;
   }
   return false;
 }

@@ -12,8 +12,10 @@
 // bounded repetitions from them, and they cost nothing to build.
 //
 // The test is syntactic and errs towards the automaton: a branch unanchored at either end, a
-// repetition of more than one copy whose body holds an unbounded repetition, or an unbounded
-// repetition whose body's length varies. The language is the same either way.
+// repetition of more than one copy whose body holds an unbounded repetition, an unbounded
+// repetition whose body's length varies, or a sequence with two parts of varying length, one
+// of them unbounded (`^.*.*$`: every split between them is a parse). The language is the same
+// either way.
 #pragma once
 
 namespace afm::guided {

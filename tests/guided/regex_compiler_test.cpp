@@ -271,7 +271,8 @@ TEST(RegexCompiler, RepeatedAndEverythingAlternativesKeepTheSetsSmall) {
   EXPECT_FALSE(search("^(?:q|q)$", "qq"));
 }
 
-// Patterns whose rules would be ambiguous (a searched branch, a loop inside a repetition) go
+// Patterns whose rules would be ambiguous (a searched branch, a loop inside a repetition, two
+// unbounded parts side by side) go
 // through their automaton (regex_ambiguity.h): the Earley set after 4,000 bytes is the set after
 // 400, where the rules grew it with the text (`(.*a){20}` took 33 s over 800 bytes). Bounded
 // repetitions without a loop inside keep their rules. The languages are unchanged.
@@ -284,7 +285,7 @@ TEST(RegexCompiler, AmbiguousPatternsKeepTheSetsBounded) {
     return m.current_set_size();
   };
   for (const char* p : {"ab", "a.*b", "(.*a){20}", "(a.*b){3}", "^(a|ab|b|,)*(b|ba|,)*$",
-                        "^(.*,)*(a|b)*$", "[a-z]+"}) {
+                        "^(.*,)*(a|b)*$", "[a-z]+", "^.*.*.*$", "^[a-c,]*[a-z,]*$"}) {
     EXPECT_EQ(set_after(p, true, 4000), set_after(p, true, 400)) << p;
   }
   EXPECT_TRUE(search("ab", "xxabyy"));
@@ -297,6 +298,8 @@ TEST(RegexCompiler, AmbiguousPatternsKeepTheSetsBounded) {
   EXPECT_TRUE(full("(.*,)*x", "a,b,,x"));
   EXPECT_FALSE(full("(.*,)*x", "a,b,,"));
   EXPECT_TRUE(search("^(?:q|r)+$", "qrq"));
+  EXPECT_TRUE(full("[a-c]*[a-z]*x", "abzx"));
+  EXPECT_FALSE(full("[a-c]*[a-z]*x", "abz"));
 }
 
 TEST(RegexCompiler, LengthBounds) {
