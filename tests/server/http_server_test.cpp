@@ -206,12 +206,17 @@ TEST_F(HttpServerTest, MetricsCountRequestsAndShowTheModelsCaches) {
   EXPECT_EQ(client_->Get("/v1/nothing", key)->status, 404);
   // Counted once each when answered: the 401 above, the completion, the 404, and the health
   // polls start() made. A request is counted just after its response is written (the server's
-  // request logger), so a scrape that follows at once may still race the last count: scrape
-  // until both have landed (they must, and exactly once), a few seconds at most.
+  // request logger, on the thread that answered it), so a scrape that follows at once may still
+  // race any of those counts, the 401's too when its thread is descheduled on a busy machine:
+  // scrape until both have landed (they must, and exactly once), a few seconds at most.
   const std::string count_401 = "afm_http_requests_total{status=\"401\"} 1\n";
   const std::string count_404 = "afm_http_requests_total{status=\"404\"} 1\n";
+  const auto landed = [&](const httplib::Result& r) {
+    return r && r->body.find(count_401) != std::string::npos &&
+           r->body.find(count_404) != std::string::npos;
+  };
   httplib::Result m = client_->Get("/metrics", key);
-  for (int tries = 0; m && m->body.find(count_404) == std::string::npos && tries < 200; ++tries) {
+  for (int tries = 0; m && !landed(m) && tries < 200; ++tries) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     m = client_->Get("/metrics", key);
   }
