@@ -2,7 +2,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <new>
 
 #include "backend/cpu/gemm.h"
 #include "quant/astc_lanes.h"
@@ -28,13 +27,8 @@ bool copies_allowed() { return !switched_off("AFM_INTERLEAVE"); }
 
 bool InterleavedWeights::enabled() { return interleaved_kernels() != nullptr && copies_allowed(); }
 
-void InterleavedWeights::FreeAligned::operator()(uint8_t* p) const { std::free(p); }
-
 uint8_t* InterleavedWeights::allocate(size_t bytes) {
-  const size_t rounded = (bytes + 63) / 64 * 64;  // aligned_alloc wants a multiple of the alignment
-  auto* out = static_cast<uint8_t*>(std::aligned_alloc(64, rounded));
-  if (out == nullptr) throw std::bad_alloc();
-  buffers_.emplace_back(out);
+  uint8_t* out = arena_.allocate(bytes);
   bytes_ += bytes;
   return out;
 }

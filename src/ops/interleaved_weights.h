@@ -11,14 +11,14 @@
 // weights summed in another order, and decode about 20x slower). AFM_ASTC_LANES=0 turns off the
 // astc6x6 lane forms alone.
 //
+// The copies live on transparent huge pages where the system allows them (HugePageArena).
+//
 // Not thread-safe; matrices that point into the store must not outlive it.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <vector>
-
+#include "base/huge_page_arena.h"
 #include "gguf/reader.h"
 #include "ops/matrix.h"
 
@@ -41,10 +41,7 @@ class InterleavedWeights {
   void attach_astc(Matrix& m, const gguf::File& file, int64_t stack);
   uint8_t* allocate(size_t bytes);
 
-  struct FreeAligned {
-    void operator()(uint8_t* p) const;
-  };
-  std::vector<std::unique_ptr<uint8_t, FreeAligned>> buffers_;
+  HugePageArena arena_;  // huge pages: decode streams the copies (base/huge_page_arena.h)
   size_t bytes_ = 0;
 };
 

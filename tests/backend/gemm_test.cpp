@@ -173,9 +173,10 @@ void expect_interleaved_equals_file_layout(const GemmKernels& set) {
   const InterleavedKernels& il = *ks->interleaved;
   for (W type : {W::kQ8_0, W::kQ4_0}) {
     // k = 1088: 34 blocks, several chunks of a group half (AVX2) or of a group (AVX-512, 32
-    // blocks a chunk); k = 32: one block. 300 tokens: a prefill-sized batch (both sets send
+    // blocks a chunk); k = 32: one block; 96 and 1056: an odd count, so the group ends with a
+    // block outside the layout's pairs (1056: alone in the last chunk). 300 tokens: a prefill-sized batch (both sets send
     // every batch through the copy, 4 tokens per pass).
-    for (int64_t k : {32, 96, 1088}) {
+    for (int64_t k : {32, 96, 1056, 1088}) {
       for (int64_t tokens : {1, 3, 4, 9, 300}) {
         const Problem p = make_problem(type, 48, tokens, k, static_cast<uint32_t>(k + tokens));
         std::vector<uint8_t> copy(p.w.size(), 0xAB);

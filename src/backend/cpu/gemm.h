@@ -23,7 +23,8 @@ namespace afm::cpu {
 // against a 27 GB/s read bandwidth; with both requests 21.6 and 23-27 GB/s
 // (bench/gemm_kernel_bench --type T --rows 16384 --k 4096, and --rows 65536 --k 2048; the AVX2
 // sets gain alike, docs/benchmarks.md). 16 and 32 KB measured alike; a few such streams per
-// thread stay well inside any L2.
+// thread stay well inside any L2. (The interleaved q8_0 / q4_0 kernels ask for nothing: their
+// layout is read front to back, which the hardware prefetcher follows faster; see below.)
 inline constexpr int kFarPrefetchBytes = 16384;
 
 // 32 activations quantised to int8 with one float scale; `sum` (the sum of q) lets a kernel
@@ -82,12 +83,17 @@ struct GgmlBlockKernels {
 // q8_0 / q4_0 weights in the 16-row interleaved layout: for each group of 16 rows, 32-bit lane
 // r of every 64-byte word holds row r's bytes, so one integer dot product instruction advances
 // 8 (AVX2) or 16 outputs and a block's scale work is paid once per 8 or 16 rows instead of once
-// per row. A group of n_blocks blocks (k / 32) is
-//   n_blocks word blocks: q8_0 eight 64-byte words per block, word g lane r = row r's codes
-//     4g .. 4g+3 plus 128 (unsigned); q4_0 four words, word h lane r = row r's nibble bytes
-//     qs[4h .. 4h+3] as in the file (low nibbles: values 4h.., high nibbles: values 16 + 4h..);
-//   then n_blocks scale blocks: the 16 rows' f16 block scales in row order (32 bytes).
-// That is 16 x row_bytes, the file's size for those rows, so row offsets are the file's.
+// per row. In a group of n_blocks blocks (k / 32) a block is
+//   its words: q8_0 eight 64-byte words, word g lane r = row r's codes 4g .. 4g+3 plus 128
+//     (unsigned); q4_0 four words, word h lane r = row r's nibble bytes qs[4h .. 4h+3] as in
+//     the file (low nibbles: values 4h.., high nibbles: values 16 + 4h..);
+//   its scales: the 16 rows' f16 block scales in row order (32 bytes);
+// and blocks go in pairs, [words b | words b+1 | scales b | scales b+1], a last odd block as
+// [words b | scales b] (interleaved_layout.inc). A group is 16 x row_bytes, the file's size for
+// those rows, so row offsets are the file's; and a kernel reads it front to back with no jump,
+// which the hardware prefetcher needs to stream it (the scales had sat after all the words, a
+// jump per group that held one core's q4_0 decode from DRAM to ~19 GB/s where the same loop
+// on the pairs reads ~30).
 struct InterleavedKernels {
   // w: n_rows (a multiple of 16) rows of k values in the file's layout -> out, the same size.
   void (*interleave_q8_0)(const void* w, size_t w_row_bytes, int64_t n_rows, int64_t k, void* out);

@@ -20,16 +20,12 @@ namespace afm::cpu {
 namespace {
 
 #include "backend/cpu/avx2_helpers.inc"
+#include "backend/cpu/interleaved_layout.inc"
 
-constexpr int kGroupRows = 16;
-constexpr int kChunk = 16;  // blocks per pass of one half (L1-sized: 16 x 576 bytes for q8_0)
-// How far ahead of the block being read its lines are asked for: the hardware prefetcher alone
-// left the loop waiting on memory (perf: the first use of each loaded line was the hot spot).
-// (And kFarPrefetchBytes ahead into L2, gemm.h.)
-constexpr int kPrefetchBytes = 4096;
-
-template <bool kQ4>
-constexpr int kWordBytes = kQ4 ? 256 : 512;  // one block's words for 16 rows
+// Blocks per pass of one half: L1-sized (16 x 544 bytes for q8_0), and even, so that a chunk
+// holds whole pairs of blocks. No software prefetch: the layout is read front to back, which the
+// hardware prefetcher follows (docs/engine.md, "Reading weights front to back").
+constexpr int kChunk = 16;
 
 // The layout for n_rows rows (a multiple of 16); plain moves, at load only.
 template <bool kQ4>
@@ -37,9 +33,10 @@ void interleave(const void* w, size_t wrb, int64_t n_rows, int64_t k, void* out)
   const int64_t nb = k / 32;
   for (int64_t g0 = 0; g0 + kGroupRows <= n_rows; g0 += kGroupRows) {
     const auto* rows = static_cast<const uint8_t*>(w) + static_cast<size_t>(g0) * wrb;
-    uint8_t* words = static_cast<uint8_t*>(out) + static_cast<size_t>(g0) * wrb;
-    auto* scales = reinterpret_cast<uint16_t*>(words + nb * kWordBytes<kQ4>);
+    uint8_t* group = static_cast<uint8_t*>(out) + static_cast<size_t>(g0) * wrb;
     for (int64_t b = 0; b < nb; ++b) {
+      const BlockPlace place = block_place<kQ4>(b, nb);
+      uint8_t* words = group + place.words;
       for (int r = 0; r < kGroupRows; ++r) {
         const uint8_t* row = rows + r * wrb;
         uint32_t word[8];
@@ -54,10 +51,8 @@ void interleave(const void* w, size_t wrb, int64_t n_rows, int64_t k, void* out)
           for (uint32_t& v : word) v ^= 0x80808080u;  // q + 128: unsigned codes
           d = blk.d;
         }
-        for (int g = 0; g < kWordBytes<kQ4> / 64; ++g) {
-          std::memcpy(words + b * kWordBytes<kQ4> + 64 * g + 4 * r, &word[g], 4);
-        }
-        scales[b * kGroupRows + r] = d;
+        for (int g = 0; g < kWordBytes<kQ4> / 64; ++g) std::memcpy(words + 64 * g + 4 * r, &word[g], 4);
+        std::memcpy(group + place.scales + 2 * r, &d, 2);
       }
     }
   }
@@ -108,19 +103,13 @@ inline void block_dots(const uint8_t* wb, const ActBlock* const (&a)[T], int64_t
 // acc[t] (rows 8h .. 8h+7 of a group, token t) over blocks [b0, b0 + n) of one group half:
 // acc = fma(float(dot), d_w * d_a, acc), block after block, as the tiles.
 template <bool kQ4, int T>
-inline void half_blocks(const uint8_t* words, const uint16_t* scales, int64_t b0, int64_t n, int h,
+inline void half_blocks(const uint8_t* group, int64_t nb, int64_t b0, int64_t n, int h,
                         const ActBlock* const (&a)[T], __m256 (&acc)[T]) {
   for (int64_t b = b0; b < b0 + n; ++b) {
-    const uint8_t* wb = words + b * kWordBytes<kQ4> + 32 * h;
-    if (h == 0) {  // the first half brings every line of the block (the second finds them in L1)
-      for (int line = 0; line < kWordBytes<kQ4>; line += 64) {
-        _mm_prefetch(reinterpret_cast<const char*>(wb) + kPrefetchBytes + line, _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char*>(wb) + kFarPrefetchBytes + line, _MM_HINT_T1);
-      }
-      _mm_prefetch(reinterpret_cast<const char*>(scales + b * kGroupRows) + kPrefetchBytes / 8, _MM_HINT_T0);
-    }
+    const BlockPlace place = block_place<kQ4>(b, nb);
+    const uint8_t* wb = group + place.words + 32 * h;
     const __m256 dw = _mm256_cvtph_ps(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + b * kGroupRows + 8 * h)));
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(group + place.scales + 16 * h)));
     __m256i dot[T];
     block_dots<kQ4, T>(wb, a, b, dot);
     for (int t = 0; t < T; ++t) {
@@ -132,7 +121,7 @@ inline void half_blocks(const uint8_t* words, const uint16_t* scales, int64_t b0
 // T tokens against one group: each half a chunk of blocks at a time, both halves of a chunk in
 // turn, so the chunk's lines are read from memory once for the T tokens.
 template <bool kQ4, int T>
-void group_tokens(const uint8_t* words, const uint16_t* scales, int64_t nb, const uint8_t* x,
+void group_tokens(const uint8_t* group, int64_t nb, const uint8_t* x,
                   size_t xrb, float* y, int64_t ys) {
   const ActBlock* a[T];
   for (int t = 0; t < T; ++t) a[t] = reinterpret_cast<const ActBlock*>(x + t * xrb);
@@ -141,8 +130,8 @@ void group_tokens(const uint8_t* words, const uint16_t* scales, int64_t nb, cons
     for (__m256& v : half) v = _mm256_setzero_ps();
   for (int64_t b0 = 0; b0 < nb; b0 += kChunk) {
     const int64_t n = nb - b0 < kChunk ? nb - b0 : kChunk;
-    half_blocks<kQ4, T>(words, scales, b0, n, 0, a, acc[0]);
-    half_blocks<kQ4, T>(words, scales, b0, n, 1, a, acc[1]);
+    half_blocks<kQ4, T>(group, nb, b0, n, 0, a, acc[0]);
+    half_blocks<kQ4, T>(group, nb, b0, n, 1, a, acc[1]);
   }
   for (int t = 0; t < T; ++t) {
     _mm256_storeu_ps(y + t * ys, acc[0][t]);
@@ -159,15 +148,14 @@ void gemm_interleaved(const void* w, size_t wrb, int64_t n_rows, const void* x, 
   const int64_t nb = k / 32;
   const auto* xb = static_cast<const uint8_t*>(x);
   for (int64_t g0 = 0; g0 + kGroupRows <= n_rows; g0 += kGroupRows) {
-    const uint8_t* words = static_cast<const uint8_t*>(w) + static_cast<size_t>(g0) * wrb;
-    const auto* scales = reinterpret_cast<const uint16_t*>(words + nb * kWordBytes<kQ4>);
+    const uint8_t* group = static_cast<const uint8_t*>(w) + static_cast<size_t>(g0) * wrb;
     int64_t t = 0;
     for (; t + kTokens <= n_tok; t += kTokens)
-      group_tokens<kQ4, kTokens>(words, scales, nb, xb + t * xrb, xrb, y + t * ys + g0, ys);
+      group_tokens<kQ4, kTokens>(group, nb, xb + t * xrb, xrb, y + t * ys + g0, ys);
     switch (n_tok - t) {
-      case 3: group_tokens<kQ4, 3>(words, scales, nb, xb + t * xrb, xrb, y + t * ys + g0, ys); break;
-      case 2: group_tokens<kQ4, 2>(words, scales, nb, xb + t * xrb, xrb, y + t * ys + g0, ys); break;
-      case 1: group_tokens<kQ4, 1>(words, scales, nb, xb + t * xrb, xrb, y + t * ys + g0, ys); break;
+      case 3: group_tokens<kQ4, 3>(group, nb, xb + t * xrb, xrb, y + t * ys + g0, ys); break;
+      case 2: group_tokens<kQ4, 2>(group, nb, xb + t * xrb, xrb, y + t * ys + g0, ys); break;
+      case 1: group_tokens<kQ4, 1>(group, nb, xb + t * xrb, xrb, y + t * ys + g0, ys); break;
       default: break;
     }
   }

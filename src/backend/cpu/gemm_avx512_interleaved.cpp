@@ -18,14 +18,10 @@
 namespace afm::cpu {
 namespace {
 
-constexpr int kGroupRows = 16;
-// How far ahead of the block being read its lines are asked for into L1, as the AVX2 set (the
-// hardware prefetcher alone leaves the loop waiting on memory); and kFarPrefetchBytes ahead into
-// L2 (gemm.h).
-constexpr int kPrefetchBytes = 4096;
+#include "backend/cpu/interleaved_layout.inc"
 
-template <bool kQ4>
-constexpr int kWordBytes = kQ4 ? 256 : 512;  // one block's words for 16 rows
+// No software prefetch: the layout is read front to back, which the hardware prefetcher follows
+// at the core's read bandwidth on huge pages (docs/engine.md, "Reading weights front to back").
 
 inline __m512i word(const uint8_t* wb, int g) {
   return _mm512_loadu_si512(reinterpret_cast<const void*>(wb + 64 * g));
@@ -76,32 +72,24 @@ inline void block_dots(const uint8_t* wb, const ActBlock* const (&a)[T], int64_t
 // Blocks [b0, b0 + n) of one 16-row group: the unit every token of a batch passes over while its
 // words stay in L1.
 struct Chunk {
-  const uint8_t* words;
-  const uint16_t* scales;
+  const uint8_t* group;
+  int64_t nb;  // the group's blocks
   int64_t b0, n;
   bool first;  // b0 == 0: accumulators start from zero, otherwise from y
 };
 
 // A chunk against T tokens: acc = fma(float(dot), d_w * d_a, acc), block after block; each
-// loaded word serves all T tokens. Only the chunk's first pass asks for lines ahead: later passes
-// over the same chunk find them already requested.
+// loaded word serves all T tokens.
 template <bool kQ4, int T>
-void chunk_tokens(const Chunk& c, bool prefetch, const uint8_t* x, size_t xrb, float* y, int64_t ys) {
+void chunk_tokens(const Chunk& c, const uint8_t* x, size_t xrb, float* y, int64_t ys) {
   const ActBlock* a[T];
   for (int t = 0; t < T; ++t) a[t] = reinterpret_cast<const ActBlock*>(x + t * xrb);
   __m512 acc[T];
   for (int t = 0; t < T; ++t) acc[t] = c.first ? _mm512_setzero_ps() : _mm512_loadu_ps(y + t * ys);
   for (int64_t b = c.b0; b < c.b0 + c.n; ++b) {
-    const uint8_t* wb = c.words + b * kWordBytes<kQ4>;
-    const uint16_t* scales = c.scales + b * kGroupRows;
-    if (prefetch) {
-      for (int line = 0; line < kWordBytes<kQ4>; line += 64) {
-        _mm_prefetch(reinterpret_cast<const char*>(wb) + kPrefetchBytes + line, _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char*>(wb) + kFarPrefetchBytes + line, _MM_HINT_T1);
-      }
-      _mm_prefetch(reinterpret_cast<const char*>(scales) + kPrefetchBytes / 8, _MM_HINT_T0);
-    }
-    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales)));
+    const BlockPlace place = block_place<kQ4>(b, c.nb);
+    const uint8_t* wb = c.group + place.words;
+    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(c.group + place.scales)));
     __m512i dot[T];
     block_dots<kQ4, T>(wb, a, b, dot);
     for (int t = 0; t < T; ++t) {
@@ -113,8 +101,9 @@ void chunk_tokens(const Chunk& c, bool prefetch, const uint8_t* x, size_t xrb, f
 
 // Tokens kTokens at a time (each loaded word serves them all), the rest 1-3 at once.
 constexpr int kTokens = 4;
-// Blocks per pass over the batch: a chunk's words stay in L1 (32 x 576 bytes for q8_0) while
-// every token reads them, as the packed path's repacked chunks do.
+// Blocks per pass over the batch: a chunk's words stay in L1 (32 x 544 bytes for q8_0) while
+// every token reads them, as the packed path's repacked chunks do. Even, so that a chunk holds
+// whole pairs of blocks.
 constexpr int64_t kChunk = 32;
 
 template <bool kQ4>
@@ -123,18 +112,16 @@ void gemm_interleaved(const void* w, size_t wrb, int64_t n_rows, const void* x, 
   const int64_t nb = k / 32;
   const auto* xb = static_cast<const uint8_t*>(x);
   for (int64_t g0 = 0; g0 + kGroupRows <= n_rows; g0 += kGroupRows) {
-    const uint8_t* words = static_cast<const uint8_t*>(w) + static_cast<size_t>(g0) * wrb;
-    const auto* scales = reinterpret_cast<const uint16_t*>(words + nb * kWordBytes<kQ4>);
+    const uint8_t* group = static_cast<const uint8_t*>(w) + static_cast<size_t>(g0) * wrb;
     for (int64_t b0 = 0; b0 < nb; b0 += kChunk) {
-      const Chunk c{words, scales, b0, nb - b0 < kChunk ? nb - b0 : kChunk, b0 == 0};
+      const Chunk c{group, nb, b0, nb - b0 < kChunk ? nb - b0 : kChunk, b0 == 0};
       int64_t t = 0;
       for (; t + kTokens <= n_tok; t += kTokens)
-        chunk_tokens<kQ4, kTokens>(c, t == 0, xb + t * xrb, xrb, y + t * ys + g0, ys);
-      const bool prefetch = t == 0;
+        chunk_tokens<kQ4, kTokens>(c, xb + t * xrb, xrb, y + t * ys + g0, ys);
       switch (n_tok - t) {
-        case 3: chunk_tokens<kQ4, 3>(c, prefetch, xb + t * xrb, xrb, y + t * ys + g0, ys); break;
-        case 2: chunk_tokens<kQ4, 2>(c, prefetch, xb + t * xrb, xrb, y + t * ys + g0, ys); break;
-        case 1: chunk_tokens<kQ4, 1>(c, prefetch, xb + t * xrb, xrb, y + t * ys + g0, ys); break;
+        case 3: chunk_tokens<kQ4, 3>(c, xb + t * xrb, xrb, y + t * ys + g0, ys); break;
+        case 2: chunk_tokens<kQ4, 2>(c, xb + t * xrb, xrb, y + t * ys + g0, ys); break;
+        case 1: chunk_tokens<kQ4, 1>(c, xb + t * xrb, xrb, y + t * ys + g0, ys); break;
         default: break;
       }
     }
