@@ -1,7 +1,8 @@
 // One matrix-multiply kernel on one core, in weight GB/s and G values/s: tells whether a kernel
 // is held back by its arithmetic (rows that fit L2) or by memory (rows far larger than the
 // caches; compare membw_bench --threads 1). Random codes with small finite scales, on huge pages
-// where the system allows (as the model's copies are). q8_0 / q4_0 run the set's 16-row interleaved layout where it has one (what decode reads), else the file's.
+// where the system allows (as the model's copies are). q8_0 / q4_0 run the set's 16-row
+// interleaved layout where it has one (what decode reads), else the file's.
 //   build/bench/gemm_kernel_bench [--type q4_k|q5_k|q6_k|q3_k|q2_k|q8_0|q4_0] [--rows N] [--k K]
 //                                 [--tokens T] [--set best|scalar|avx2|avx512] [--json]
 #include <algorithm>

@@ -50,12 +50,13 @@ void InterleavedWeights::attach(Matrix& m, const gguf::File& file, int64_t stack
     return;
   }
   const bool q8 = m.type == gguf::TensorType::kQ8_0, q4 = m.type == gguf::TensorType::kQ4_0;
-  if (!(q8 || q4) || m.rows < kGroupRows || !enabled()) return;
+  const bool floats = m.type == gguf::TensorType::kF16 || m.type == gguf::TensorType::kBF16;
+  if (!(q8 || q4 || floats) || m.rows < kGroupRows || !enabled()) return;
   const int64_t rows = m.rows / kGroupRows * kGroupRows;
   const size_t bytes = static_cast<size_t>(rows) * m.row_bytes;
   uint8_t* out = allocate(bytes);
   const cpu::InterleavedKernels& k = *interleaved_kernels();
-  (q8 ? k.interleave_q8_0 : k.interleave_q4_0)(m.data, m.row_bytes, rows, m.cols, out);
+  (floats ? k.interleave_16bit : q8 ? k.interleave_q8_0 : k.interleave_q4_0)(m.data, m.row_bytes, rows, m.cols, out);
   file.drop_resident({static_cast<const uint8_t*>(m.data), bytes});
   m.interleaved = out;
 }

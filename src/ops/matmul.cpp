@@ -64,21 +64,29 @@ ActFormat act_format(const cpu::GemmKernels& k, gguf::TensorType type) {
   return ActFormat::kBlock32;
 }
 
+bool is_float_group_type(gguf::TensorType type) {
+  return type == gguf::TensorType::kF16 || type == gguf::TensorType::kBF16;
+}
+
 // The rows of [begin, end) in whole 16-row groups of w's interleaved copy; empty when w has
 // none, this kernel set cannot read it, or n_tok tokens run faster on the file's layout.
 Range interleaved_rows(const Matrix& w, const cpu::GemmKernels& k, int64_t n_tok, int64_t begin,
                        int64_t end) {
   constexpr int64_t kGroup = 16;
-  if (w.interleaved == nullptr || k.interleaved == nullptr || n_tok > k.interleaved->max_tokens) {
-    return {0, 0};
-  }
+  if (w.interleaved == nullptr || k.interleaved == nullptr) return {0, 0};
+  if (!is_float_group_type(w.type) && n_tok > k.interleaved->max_tokens) return {0, 0};
   const int64_t first = (begin + kGroup - 1) / kGroup * kGroup;
   const int64_t last = std::min(end, w.rows) / kGroup * kGroup;
   return first < last ? Range{first, last} : Range{0, 0};
 }
 
 cpu::GemmKernel interleaved_kernel(const Matrix& w, const cpu::GemmKernels& k) {
-  return w.type == gguf::TensorType::kQ8_0 ? k.interleaved->q8_0 : k.interleaved->q4_0;
+  switch (w.type) {
+    case gguf::TensorType::kQ8_0: return k.interleaved->q8_0;
+    case gguf::TensorType::kQ4_0: return k.interleaved->q4_0;
+    case gguf::TensorType::kF16: return k.interleaved->floats.f16;
+    default: return k.interleaved->floats.bf16;
+  }
 }
 
 // The row of a matrix (rows, `bytes` in all) where `offset` bytes into it fall, on a multiple
@@ -275,11 +283,17 @@ void matmul_group(Activations& x, std::initializer_list<MatmulOutput> outputs, W
         continue;
       }
       // The interleaved kernels are per-token exact and agree with the file's layout bit for
-      // bit, so the rows around the copy's groups may take the other path.
+      // bit, so the rows around the copy's groups may take the other path. Float groups walk
+      // a batch as the file layout's tiles do (all its tokens over each tile), so they take it
+      // a cache block at a time as well; q8_0 / q4_0 chunk their blocks themselves.
       file_layout(begin, copy.begin);
-      interleaved_kernel(w, kernels)(
-          static_cast<const uint8_t*>(w.interleaved) + copy.begin * w.row_bytes, w.row_bytes,
-          copy.end - copy.begin, xp, x_row_bytes, n_tok, k, o.y + copy.begin, w.rows);
+      const cpu::GemmKernel copy_kernel = interleaved_kernel(w, kernels);
+      const int64_t step = n_tok == 1 || !is_float_group_type(w.type) ? copy.end - copy.begin
+                                                                       : rows_per_block(w.row_bytes);
+      for (int64_t r = copy.begin; r < copy.end; r += step) {
+        copy_kernel(static_cast<const uint8_t*>(w.interleaved) + r * w.row_bytes, w.row_bytes,
+                    std::min(step, copy.end - r), xp, x_row_bytes, n_tok, k, o.y + r, w.rows);
+      }
       file_layout(copy.end, end);
     }
   });

@@ -15,8 +15,9 @@ struct Matrix {
   int64_t rows = 0;  // N (outputs)
   int64_t cols = 0;  // K (inputs)
   size_t row_bytes = 0;  // 0 for astc6x6, whose tiles span 6 rows (quant/astc6x6.h)
-  // q8_0 / q4_0: rows [0, rows / 16 * 16) again in the kernels' 16-row interleaved layout
-  // (backend/cpu/gemm.h), at the same byte offsets as `data`; astc6x6: the matrix's lane form
+  // q8_0 / q4_0: rows [0, rows / 16 * 16) again in the kernels' 16-row interleaved layout,
+  // f16 / bf16 in their 4-row float groups (backend/cpu/gemm.h), at the same byte offsets as
+  // `data`; astc6x6: the matrix's lane form
   // (quant/astc_lanes.h). Made at load by InterleavedWeights (ops/interleaved_weights.h);
   // matmul reads it instead of `data`. Null when there is none; `data` stays valid either way
   // (embedding lookups, tail rows).

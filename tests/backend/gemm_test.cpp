@@ -168,33 +168,54 @@ TEST(Gemm, PerTokenKernelsDoNotDependOnTheBatch) {
 // The 16-row interleaved layout made at load: its kernels give every token's outputs
 // bit-identical to the file's layout (the per-token path, one token at a time), whatever the
 // batch, over the whole copy or any run of its groups; the copy has the file's size.
+// The layout each interleaved kernel of `il` reads, made from the file's rows.
+struct InterleavedCase {
+  void (*interleave)(const void*, size_t, int64_t, int64_t, void*);
+  GemmKernel kernel, file_kernel;
+};
+
+InterleavedCase interleaved_case(const GemmKernels& ks, W type) {
+  const InterleavedKernels& il = *ks.interleaved;
+  switch (type) {
+    case W::kQ8_0: return {il.interleave_q8_0, il.q8_0, ks.q8_0_per_token};
+    case W::kQ4_0: return {il.interleave_q4_0, il.q4_0, ks.q4_0_per_token};
+    case W::kF16: return {il.interleave_16bit, il.floats.f16, ks.f16};
+    default: return {il.interleave_16bit, il.floats.bf16, ks.bf16};
+  }
+}
+
+// Sizes along k that reach every part of a layout.
+// q8_0 / q4_0: k = 1088 is 34 blocks, several chunks of a group half (AVX2) or of a group
+// (AVX-512, 32 blocks a chunk); k = 32: one block; 96 and 1056: an odd count, so the group ends
+// with a block outside the layout's pairs (1056: alone in the last chunk).
+// f16 / bf16: whole 32-value pieces only (64, 896), a tail of under 8 values (5: no vector step;
+// 70: after two pieces), and tails of 8+ and 16+ values that vector steps read (88, 1000).
+std::vector<int64_t> layout_ks(W type) {
+  if (type == W::kQ8_0 || type == W::kQ4_0) return {32, 96, 1056, 1088};
+  return {5, 64, 70, 88, 896, 1000};
+}
+
 void expect_interleaved_equals_file_layout(const GemmKernels& set) {
   const GemmKernels* ks = &set;
-  const InterleavedKernels& il = *ks->interleaved;
-  for (W type : {W::kQ8_0, W::kQ4_0}) {
-    // k = 1088: 34 blocks, several chunks of a group half (AVX2) or of a group (AVX-512, 32
-    // blocks a chunk); k = 32: one block; 96 and 1056: an odd count, so the group ends with a
-    // block outside the layout's pairs (1056: alone in the last chunk). 300 tokens: a prefill-sized batch (both sets send
-    // every batch through the copy, 4 tokens per pass).
-    for (int64_t k : {32, 96, 1056, 1088}) {
+  for (W type : {W::kQ8_0, W::kQ4_0, W::kF16, W::kBF16}) {
+    const InterleavedCase layout = interleaved_case(*ks, type);
+    // 300 tokens: a prefill-sized batch (both sets send every batch through the copy).
+    for (int64_t k : layout_ks(type)) {
       for (int64_t tokens : {1, 3, 4, 9, 300}) {
         const Problem p = make_problem(type, 48, tokens, k, static_cast<uint32_t>(k + tokens));
         std::vector<uint8_t> copy(p.w.size(), 0xAB);
-        (type == W::kQ8_0 ? il.interleave_q8_0 : il.interleave_q4_0)(p.w.data(), p.w_row_bytes, p.rows, k,
-                                                                      copy.data());
-        const GemmKernel file_kernel = type == W::kQ8_0 ? ks->q8_0_per_token : ks->q4_0_per_token;
-        const GemmKernel kernel = type == W::kQ8_0 ? il.q8_0 : il.q4_0;
+        layout.interleave(p.w.data(), p.w_row_bytes, p.rows, k, copy.data());
         const auto [x, xrb] = activations(p);
         std::vector<float> got(p.tokens * p.rows, NAN);
-        kernel(copy.data(), p.w_row_bytes, p.rows, x, xrb, p.tokens, k, got.data(), p.rows);
+        layout.kernel(copy.data(), p.w_row_bytes, p.rows, x, xrb, p.tokens, k, got.data(), p.rows);
         // The middle group alone, at its offset in the copy.
         std::vector<float> middle(p.tokens * p.rows, NAN);
-        kernel(copy.data() + 16 * p.w_row_bytes, p.w_row_bytes, 16, x, xrb, p.tokens, k,
-               middle.data() + 16, p.rows);
+        layout.kernel(copy.data() + 16 * p.w_row_bytes, p.w_row_bytes, 16, x, xrb, p.tokens, k,
+                      middle.data() + 16, p.rows);
         for (int64_t t = 0; t < p.tokens; ++t) {
           std::vector<float> want(p.rows);
-          file_kernel(p.w.data(), p.w_row_bytes, p.rows, static_cast<const uint8_t*>(x) + t * xrb, xrb, 1, k,
-                      want.data(), p.rows);
+          layout.file_kernel(p.w.data(), p.w_row_bytes, p.rows, static_cast<const uint8_t*>(x) + t * xrb, xrb, 1,
+                             k, want.data(), p.rows);
           for (int64_t r = 0; r < p.rows; ++r) {
             ASSERT_EQ(got[t * p.rows + r], want[r])
                 << ks->isa << " type " << static_cast<int>(type) << " k " << k << " tokens " << tokens << " token "

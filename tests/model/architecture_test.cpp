@@ -126,7 +126,8 @@ TEST_P(Architecture, EveryKvCacheTypeRunsAndQ8HalvesF16) {
 // file layout's logits bit for bit, in prefill, batched teacher forcing and decode, at any
 // thread count.
 TEST_P(Architecture, InterleavedCopiesGiveTheFileLayoutsLogitsExactly) {
-  for (gguf::TensorType type : {gguf::TensorType::kQ8_0, gguf::TensorType::kQ4_0}) {
+  for (gguf::TensorType type : {gguf::TensorType::kQ8_0, gguf::TensorType::kQ4_0, gguf::TensorType::kF16,
+                                gguf::TensorType::kBF16}) {
     const fs::path path = fs::temp_directory_path() /
                           ("afm_tiny_il_" + GetParam() + "_" + std::to_string(getpid()) + ".gguf");
     testing::write_tiny_model(GetParam(), path.string(), 3, type);

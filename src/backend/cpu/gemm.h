@@ -94,10 +94,24 @@ struct GgmlBlockKernels {
 // which the hardware prefetcher needs to stream it (the scales had sat after all the words, a
 // jump per group that held one core's q4_0 decode from DRAM to ~19 GB/s where the same loop
 // on the pairs reads ~30).
+//
+// f16 / bf16 weights in 4-row float groups: rows 4q .. 4q+3 hold, for each whole piece j of 32
+// values (k / 32 pieces), row 4q's values 32j .. 32j+31, then row 4q+1's, 4q+2's, 4q+3's (64
+// bytes each); then the last k % 32 values of row 4q, of row 4q+1, 4q+2, 4q+3. A register tile
+// of 4 rows (float_rows.inc) reads its group front to back; 4 x row_bytes again, so row offsets
+// are the file's. Copies are made in whole 16-row groups, as for q8_0 / q4_0.
+struct FloatGroupKernels {
+  // w: the first group, n_rows a multiple of 4; the same arithmetic as the set's f16 / bf16
+  // file-layout kernels, so the outputs are bit-identical to theirs.
+  GemmKernel f16, bf16;
+};
+
 struct InterleavedKernels {
   // w: n_rows (a multiple of 16) rows of k values in the file's layout -> out, the same size.
   void (*interleave_q8_0)(const void* w, size_t w_row_bytes, int64_t n_rows, int64_t k, void* out);
   void (*interleave_q4_0)(const void* w, size_t w_row_bytes, int64_t n_rows, int64_t k, void* out);
+  // The same for 16-bit values (f16 or bf16) into 4-row float groups.
+  void (*interleave_16bit)(const void* w, size_t w_row_bytes, int64_t n_rows, int64_t k, void* out);
   // w: the first group of the interleaved layout, w_row_bytes the file's row bytes, n_rows a
   // multiple of 16. Every token's outputs are bit-identical to the same set's q8_0_per_token /
   // q4_0_per_token on the file's layout, whatever n_tok: the two layouts give the same
@@ -105,6 +119,8 @@ struct InterleavedKernels {
   GemmKernel q8_0, q4_0;
   // Calls with more tokens run faster on the file's layout (matmul sends them there).
   int64_t max_tokens;
+  // f16 / bf16 in float groups (any number of tokens; the tiles walk them as the file's layout).
+  FloatGroupKernels floats;
 };
 
 struct GemmKernels {
@@ -146,6 +162,9 @@ const GgmlBlockKernels* avx512_ggml_per_token_kernels_impl();
 const GgmlBlockKernels* avx2_ggml_block_kernels_impl();
 // Null when this build lacks AVX2 (gemm_avx2_interleaved.cpp).
 const InterleavedKernels* avx2_interleaved_kernels_impl();
+// The float-group tiles of the AVX2 and AVX-512 sets (gemm_avx2.cpp, gemm_avx512.cpp).
+FloatGroupKernels avx2_float_group_kernels_impl();
+FloatGroupKernels avx512_float_group_kernels_impl();
 // Null when this build lacks AVX-512 VNNI or AVX2 (gemm_avx512_interleaved.cpp); the caller
 // checks the CPU, as for avx512_gemm_kernels_impl.
 const InterleavedKernels* avx512_interleaved_kernels_impl();

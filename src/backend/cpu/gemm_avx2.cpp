@@ -19,37 +19,33 @@ namespace {
 
 struct LoadF32 {
   static constexpr int kBytes = 4;
-  static __m256 load(const uint8_t* row, int64_t i) {
-    return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + i);
-  }
-  static float at(const uint8_t* row, int64_t i) { return reinterpret_cast<const float*>(row)[i]; }
+  static __m256 load(const uint8_t* p) { return _mm256_loadu_ps(reinterpret_cast<const float*>(p)); }
+  static float value(const uint8_t* p) { return *reinterpret_cast<const float*>(p); }
 };
 
 struct LoadF16 {
   static constexpr int kBytes = 2;
-  static __m256 load(const uint8_t* row, int64_t i) {
-    return _mm256_cvtph_ps(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const uint16_t*>(row) + i)));
+  static __m256 load(const uint8_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }
-  static float at(const uint8_t* row, int64_t i) {
-    return _cvtsh_ss(reinterpret_cast<const uint16_t*>(row)[i]);
-  }
+  static float value(const uint8_t* p) { return _cvtsh_ss(*reinterpret_cast<const uint16_t*>(p)); }
 };
 
 struct LoadBF16 {
   static constexpr int kBytes = 2;
-  static __m256 load(const uint8_t* row, int64_t i) {
-    const __m128i h =
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const uint16_t*>(row) + i));
+  static __m256 load(const uint8_t* p) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
   }
-  static float at(const uint8_t* row, int64_t i) {
-    const uint32_t u = static_cast<uint32_t>(reinterpret_cast<const uint16_t*>(row)[i]) << 16;
+  static float value(const uint8_t* p) {
+    const uint32_t u = static_cast<uint32_t>(*reinterpret_cast<const uint16_t*>(p)) << 16;
     return _mm_cvtss_f32(_mm_castsi128_ps(_mm_cvtsi32_si128(static_cast<int>(u))));
   }
 };
 
-template <class Load, int R, int C>
+#include "backend/cpu/float_rows.inc"
+
+template <class Load, class Rows, int R, int C>
 inline void float_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, int64_t k,
                        float* y, int64_t ys) {
   __m256 acc[R][C];
@@ -62,12 +58,12 @@ inline void float_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xr
       // Decode (one token) streams each row once, and the hardware prefetcher alone left it
       // well under the memory bandwidth: ask for the next tile's rows, a line at a time.
       // Batches reuse each row from L2, where the extra instructions only cost.
-      if (C == 1 && (i * Load::kBytes) % 64 == 0) {
+      if (Rows::kStreamsFromFile && C == 1 && (i * Load::kBytes) % 64 == 0) {
         _mm_prefetch(reinterpret_cast<const char*>(w + (r + R) * wrb + i * Load::kBytes), _MM_HINT_T0);
         _mm_prefetch(reinterpret_cast<const char*>(w + r * wrb + i * Load::kBytes) + kFarPrefetchBytes,
                      _MM_HINT_T1);  // and into L2 (gemm.h)
       }
-      wv[r] = Load::load(w + r * wrb, i);
+      wv[r] = Load::load(Rows::at(w, wrb, k, r, i, Load::kBytes));
     }
     for (int c = 0; c < C; ++c) {
       const __m256 xv = _mm256_loadu_ps(reinterpret_cast<const float*>(x + c * xrb) + i);
@@ -78,7 +74,7 @@ inline void float_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xr
     for (int c = 0; c < C; ++c) {
       float s = hsum256(acc[r][c]);
       const auto* xr = reinterpret_cast<const float*>(x + c * xrb);
-      for (int64_t j = i; j < k; ++j) s += Load::at(w + r * wrb, j) * xr[j];
+      for (int64_t j = i; j < k; ++j) s += Load::value(Rows::at(w, wrb, k, r, j, Load::kBytes)) * xr[j];
       y[c * ys + r] = s;
     }
   }
@@ -295,6 +291,8 @@ void quantize_256(const float* x, ActBlock256* y, int64_t k) {
 
 }  // namespace
 
+FloatGroupKernels avx2_float_group_kernels_impl() { return {gemm_f16_groups, gemm_bf16_groups}; }
+
 const GemmKernels* avx2_gemm_kernels_impl() {
   static const GemmKernels kernels{"avx2",    gemm_f32,  gemm_f16,  gemm_bf16,
                                    gemm_q8_0, gemm_q4_0, gemm_q8_0, gemm_q4_0,
@@ -307,6 +305,8 @@ const GemmKernels* avx2_gemm_kernels_impl() {
 }  // namespace afm::cpu
 #else
 namespace afm::cpu {
+FloatGroupKernels avx2_float_group_kernels_impl() { return {gemm_f16_groups, gemm_bf16_groups}; }
+
 const GemmKernels* avx2_gemm_kernels_impl() { return nullptr; }
 }  // namespace afm::cpu
 #endif

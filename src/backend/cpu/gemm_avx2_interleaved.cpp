@@ -58,6 +58,19 @@ void interleave(const void* w, size_t wrb, int64_t n_rows, int64_t k, void* out)
   }
 }
 
+// 4-row float groups of 16-bit values (gemm.h) for n_rows (a multiple of 16) rows; plain moves.
+void interleave_16bit(const void* w, size_t wrb, int64_t n_rows, int64_t k, void* out) {
+  const int64_t full = k / 32 * 32, tail = k - full;
+  for (int64_t g0 = 0; g0 + 4 <= n_rows; g0 += 4) {
+    const auto* rows = static_cast<const uint8_t*>(w) + static_cast<size_t>(g0) * wrb;
+    uint8_t* group = static_cast<uint8_t*>(out) + static_cast<size_t>(g0) * wrb;
+    for (int r = 0; r < 4; ++r) {
+      for (int64_t j = 0; j < full / 32; ++j) std::memcpy(group + (j * 4 + r) * 64, rows + r * wrb + j * 64, 64);
+      std::memcpy(group + full * 8 + r * tail * 2, rows + r * wrb + full * 2, tail * 2);
+    }
+  }
+}
+
 inline __m256i act_word(const ActBlock& a, int g) {
   int32_t four;
   std::memcpy(&four, a.q + 4 * g, 4);
@@ -167,9 +180,9 @@ constexpr int64_t kMaxTokens = INT64_MAX;
 }  // namespace
 
 const InterleavedKernels* avx2_interleaved_kernels_impl() {
-  static const InterleavedKernels kernels{interleave<false>, interleave<true>,
+  static const InterleavedKernels kernels{interleave<false>, interleave<true>, interleave_16bit,
                                           gemm_interleaved<false>, gemm_interleaved<true>,
-                                          kMaxTokens};
+                                          kMaxTokens, avx2_float_group_kernels_impl()};
   return &kernels;
 }
 

@@ -23,22 +23,19 @@ constexpr int kPrefetchBytes = 2048;
 
 struct LoadF32 {
   static constexpr int kBytes = 4;
-  static __m512 load(const uint8_t* row, int64_t i) {
-    return _mm512_loadu_ps(reinterpret_cast<const float*>(row) + i);
-  }
-  static __m512 load_tail(const uint8_t* row, int64_t i, __mmask16 m) {
-    return _mm512_maskz_loadu_ps(m, reinterpret_cast<const float*>(row) + i);
+  static __m512 load(const uint8_t* p) { return _mm512_loadu_ps(reinterpret_cast<const float*>(p)); }
+  static __m512 load_tail(const uint8_t* p, __mmask16 m) {
+    return _mm512_maskz_loadu_ps(m, reinterpret_cast<const float*>(p));
   }
 };
 
 struct LoadF16 {
   static constexpr int kBytes = 2;
-  static __m512 load(const uint8_t* row, int64_t i) {
-    return _mm512_cvtph_ps(
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(reinterpret_cast<const uint16_t*>(row) + i)));
+  static __m512 load(const uint8_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
   }
-  static __m512 load_tail(const uint8_t* row, int64_t i, __mmask16 m) {
-    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, reinterpret_cast<const uint16_t*>(row) + i));
+  static __m512 load_tail(const uint8_t* p, __mmask16 m) {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
   }
 };
 
@@ -47,16 +44,13 @@ struct LoadBF16 {
   static __m512 widen(__m256i h) {
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
   }
-  static __m512 load(const uint8_t* row, int64_t i) {
-    return widen(_mm256_loadu_si256(
-        reinterpret_cast<const __m256i*>(reinterpret_cast<const uint16_t*>(row) + i)));
-  }
-  static __m512 load_tail(const uint8_t* row, int64_t i, __mmask16 m) {
-    return widen(_mm256_maskz_loadu_epi16(m, reinterpret_cast<const uint16_t*>(row) + i));
-  }
+  static __m512 load(const uint8_t* p) { return widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+  static __m512 load_tail(const uint8_t* p, __mmask16 m) { return widen(_mm256_maskz_loadu_epi16(m, p)); }
 };
 
-template <class Load, int R, int C>
+#include "backend/cpu/float_rows.inc"
+
+template <class Load, class Rows, int R, int C>
 inline void float_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, int64_t k,
                        float* y, int64_t ys) {
   __m512 acc[R][C];
@@ -66,11 +60,12 @@ inline void float_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xr
   for (; i + 16 <= k; i += 16) {
     __m512 wv[R];
     for (int r = 0; r < R; ++r) {
-      _mm_prefetch(reinterpret_cast<const char*>(w + r * wrb) + i * Load::kBytes + kPrefetchBytes,
-                   _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(w + r * wrb) + i * Load::kBytes + kFarPrefetchBytes,
-                   _MM_HINT_T1);
-      wv[r] = Load::load(w + r * wrb, i);
+      const uint8_t* p = Rows::at(w, wrb, k, r, i, Load::kBytes);
+      if constexpr (Rows::kStreamsFromFile) {
+        _mm_prefetch(reinterpret_cast<const char*>(p) + kPrefetchBytes, _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(p) + kFarPrefetchBytes, _MM_HINT_T1);
+      }
+      wv[r] = Load::load(p);
     }
     for (int c = 0; c < C; ++c) {
       const __m512 xv = _mm512_loadu_ps(reinterpret_cast<const float*>(x + c * xrb) + i);
@@ -80,7 +75,7 @@ inline void float_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xr
   if (i < k) {
     const __mmask16 m = static_cast<__mmask16>((1u << (k - i)) - 1);
     __m512 wv[R];
-    for (int r = 0; r < R; ++r) wv[r] = Load::load_tail(w + r * wrb, i, m);
+    for (int r = 0; r < R; ++r) wv[r] = Load::load_tail(Rows::at(w, wrb, k, r, i, Load::kBytes), m);
     for (int c = 0; c < C; ++c) {
       const __m512 xv = _mm512_maskz_loadu_ps(m, reinterpret_cast<const float*>(x + c * xrb) + i);
       for (int r = 0; r < R; ++r) acc[r][c] = _mm512_fmadd_ps(wv[r], xv, acc[r][c]);
@@ -412,6 +407,8 @@ void quantize_128(const float* x, ActBlock128* y, int64_t k) { quantize_blocks<1
 
 }  // namespace
 
+FloatGroupKernels avx512_float_group_kernels_impl() { return {gemm_f16_groups, gemm_bf16_groups}; }
+
 const GemmKernels* avx512_gemm_kernels_impl() {
   static const GemmKernels kernels{"avx512",          gemm_f32,  gemm_f16,
                                    gemm_bf16,         gemm_q8_0_batched,
@@ -430,6 +427,7 @@ const GemmKernels* avx512_gemm_kernels_impl() {
 }  // namespace afm::cpu
 #else
 namespace afm::cpu {
+FloatGroupKernels avx512_float_group_kernels_impl() { return {nullptr, nullptr}; }
 const GemmKernels* avx512_gemm_kernels_impl() { return nullptr; }
 }  // namespace afm::cpu
 #endif

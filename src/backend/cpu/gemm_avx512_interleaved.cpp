@@ -137,8 +137,9 @@ const InterleavedKernels* avx512_interleaved_kernels_impl() {
   const InterleavedKernels* avx2 = avx2_interleaved_kernels_impl();
   if (avx2 == nullptr) return nullptr;
   static const InterleavedKernels kernels{avx2->interleave_q8_0, avx2->interleave_q4_0,
-                                          gemm_interleaved<false>, gemm_interleaved<true>,
-                                          kMaxTokens};
+                                          avx2->interleave_16bit, gemm_interleaved<false>,
+                                          gemm_interleaved<true>, kMaxTokens,
+                                          avx512_float_group_kernels_impl()};
   return &kernels;
 }
 
