@@ -43,6 +43,15 @@ void InterleavedWeights::attach_astc(Matrix& m, const gguf::File& file, int64_t 
   m.interleaved = out;
 }
 
+void InterleavedWeights::attach_verbatim(Matrix& m, const gguf::File& file) {
+  if (m.row_bytes == 0) return;
+  const size_t bytes = static_cast<size_t>(m.rows) * m.row_bytes;
+  uint8_t* out = allocate(bytes);
+  std::memcpy(out, m.data, bytes);
+  file.drop_resident({static_cast<const uint8_t*>(m.data), bytes});
+  m.data = out;
+}
+
 void InterleavedWeights::attach(Matrix& m, const gguf::File& file, int64_t stack) {
   if (m.data == nullptr) return;
   if (m.type == gguf::TensorType::kASTC6X6) {
@@ -51,7 +60,11 @@ void InterleavedWeights::attach(Matrix& m, const gguf::File& file, int64_t stack
   }
   const bool q8 = m.type == gguf::TensorType::kQ8_0, q4 = m.type == gguf::TensorType::kQ4_0;
   const bool floats = m.type == gguf::TensorType::kF16 || m.type == gguf::TensorType::kBF16;
-  if (!(q8 || q4 || floats) || m.rows < kGroupRows || !enabled()) return;
+  if (!enabled()) return;
+  if (!(q8 || q4 || floats) || m.rows < kGroupRows) {
+    attach_verbatim(m, file);
+    return;
+  }
   const int64_t rows = m.rows / kGroupRows * kGroupRows;
   const size_t bytes = static_cast<size_t>(rows) * m.row_bytes;
   uint8_t* out = allocate(bytes);

@@ -122,12 +122,13 @@ TEST_P(Architecture, EveryKvCacheTypeRunsAndQ8HalvesF16) {
   }
 }
 
-// Quantized matrices run from their interleaved copies (ops/interleaved_weights.h) give the
-// file layout's logits bit for bit, in prefill, batched teacher forcing and decode, at any
-// thread count.
+// Matrices run from their copies (ops/interleaved_weights.h: interleaved, float groups,
+// verbatim) give the file layout's logits bit for bit, in prefill, batched teacher forcing and
+// decode, at any thread count.
 TEST_P(Architecture, InterleavedCopiesGiveTheFileLayoutsLogitsExactly) {
+  // f32: a verbatim copy on huge pages (the other types' kernels read the file's layout too).
   for (gguf::TensorType type : {gguf::TensorType::kQ8_0, gguf::TensorType::kQ4_0, gguf::TensorType::kF16,
-                                gguf::TensorType::kBF16}) {
+                                gguf::TensorType::kBF16, gguf::TensorType::kF32}) {
     const fs::path path = fs::temp_directory_path() /
                           ("afm_tiny_il_" + GetParam() + "_" + std::to_string(getpid()) + ".gguf");
     testing::write_tiny_model(GetParam(), path.string(), 3, type);
