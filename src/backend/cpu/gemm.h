@@ -23,8 +23,9 @@ namespace afm::cpu {
 // against a 27 GB/s read bandwidth; with both requests 21.6 and 23-27 GB/s
 // (bench/gemm_kernel_bench --type T --rows 16384 --k 4096, and --rows 65536 --k 2048; the AVX2
 // sets gain alike, docs/benchmarks.md). 16 and 32 KB measured alike; a few such streams per
-// thread stay well inside any L2. (The interleaved q8_0 / q4_0 kernels ask for nothing: their
-// layout is read front to back, which the hardware prefetcher follows faster; see below.)
+// thread stay well inside any L2. (The interleaved q8_0 / q4_0 kernels ask for nothing in decode:
+// their layout is read front to back, which the hardware prefetcher follows faster; see below.
+// Their batches still ask.)
 inline constexpr int kFarPrefetchBytes = 16384;
 
 // 32 activations quantised to int8 with one float scale; `sum` (the sum of q) lets a kernel

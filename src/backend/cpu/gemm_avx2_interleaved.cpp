@@ -23,9 +23,14 @@ namespace {
 #include "backend/cpu/interleaved_layout.inc"
 
 // Blocks per pass of one half: L1-sized (16 x 544 bytes for q8_0), and even, so that a chunk
-// holds whole pairs of blocks. No software prefetch: the layout is read front to back, which the
-// hardware prefetcher follows (docs/engine.md, "Reading weights front to back").
+// holds whole pairs of blocks.
 constexpr int kChunk = 16;
+// Decode (one token) asks for no lines ahead: the layout is read front to back, which the
+// hardware prefetcher follows, and software requests only slowed it (docs/engine.md, "Reading
+// weights front to back"). A batch, with several times the arithmetic per byte, asks for each
+// block's lines this far ahead into L1 and kFarPrefetchBytes ahead into L2 (gemm.h), as before
+// the layout changed: without them 16-token verification passes ran ~20% slower.
+constexpr int kPrefetchBytes = 4096;
 
 // The layout for n_rows rows (a multiple of 16); plain moves, at load only.
 template <bool kQ4>
@@ -116,11 +121,17 @@ inline void block_dots(const uint8_t* wb, const ActBlock* const (&a)[T], int64_t
 // acc[t] (rows 8h .. 8h+7 of a group, token t) over blocks [b0, b0 + n) of one group half:
 // acc = fma(float(dot), d_w * d_a, acc), block after block, as the tiles.
 template <bool kQ4, int T>
-inline void half_blocks(const uint8_t* group, int64_t nb, int64_t b0, int64_t n, int h,
+inline void half_blocks(const uint8_t* group, int64_t nb, int64_t b0, int64_t n, int h, bool prefetch,
                         const ActBlock* const (&a)[T], __m256 (&acc)[T]) {
   for (int64_t b = b0; b < b0 + n; ++b) {
     const BlockPlace place = block_place<kQ4>(b, nb);
     const uint8_t* wb = group + place.words + 32 * h;
+    if (prefetch && h == 0) {  // the first half brings every line of the block (the second finds them in L1)
+      for (int line = 0; line < kWordBytes<kQ4>; line += 64) {
+        _mm_prefetch(reinterpret_cast<const char*>(wb) + kPrefetchBytes + line, _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(wb) + kFarPrefetchBytes + line, _MM_HINT_T1);
+      }
+    }
     const __m256 dw = _mm256_cvtph_ps(
         _mm_loadu_si128(reinterpret_cast<const __m128i*>(group + place.scales + 16 * h)));
     __m256i dot[T];
@@ -134,7 +145,7 @@ inline void half_blocks(const uint8_t* group, int64_t nb, int64_t b0, int64_t n,
 // T tokens against one group: each half a chunk of blocks at a time, both halves of a chunk in
 // turn, so the chunk's lines are read from memory once for the T tokens.
 template <bool kQ4, int T>
-void group_tokens(const uint8_t* group, int64_t nb, const uint8_t* x,
+void group_tokens(const uint8_t* group, int64_t nb, bool prefetch, const uint8_t* x,
                   size_t xrb, float* y, int64_t ys) {
   const ActBlock* a[T];
   for (int t = 0; t < T; ++t) a[t] = reinterpret_cast<const ActBlock*>(x + t * xrb);
@@ -143,8 +154,8 @@ void group_tokens(const uint8_t* group, int64_t nb, const uint8_t* x,
     for (__m256& v : half) v = _mm256_setzero_ps();
   for (int64_t b0 = 0; b0 < nb; b0 += kChunk) {
     const int64_t n = nb - b0 < kChunk ? nb - b0 : kChunk;
-    half_blocks<kQ4, T>(group, nb, b0, n, 0, a, acc[0]);
-    half_blocks<kQ4, T>(group, nb, b0, n, 1, a, acc[1]);
+    half_blocks<kQ4, T>(group, nb, b0, n, 0, prefetch, a, acc[0]);
+    half_blocks<kQ4, T>(group, nb, b0, n, 1, prefetch, a, acc[1]);
   }
   for (int t = 0; t < T; ++t) {
     _mm256_storeu_ps(y + t * ys, acc[0][t]);
@@ -162,13 +173,14 @@ void gemm_interleaved(const void* w, size_t wrb, int64_t n_rows, const void* x, 
   const auto* xb = static_cast<const uint8_t*>(x);
   for (int64_t g0 = 0; g0 + kGroupRows <= n_rows; g0 += kGroupRows) {
     const uint8_t* group = static_cast<const uint8_t*>(w) + static_cast<size_t>(g0) * wrb;
+    const bool prefetch = n_tok > 1;
     int64_t t = 0;
     for (; t + kTokens <= n_tok; t += kTokens)
-      group_tokens<kQ4, kTokens>(group, nb, xb + t * xrb, xrb, y + t * ys + g0, ys);
+      group_tokens<kQ4, kTokens>(group, nb, prefetch, xb + t * xrb, xrb, y + t * ys + g0, ys);
     switch (n_tok - t) {
-      case 3: group_tokens<kQ4, 3>(group, nb, xb + t * xrb, xrb, y + t * ys + g0, ys); break;
-      case 2: group_tokens<kQ4, 2>(group, nb, xb + t * xrb, xrb, y + t * ys + g0, ys); break;
-      case 1: group_tokens<kQ4, 1>(group, nb, xb + t * xrb, xrb, y + t * ys + g0, ys); break;
+      case 3: group_tokens<kQ4, 3>(group, nb, prefetch, xb + t * xrb, xrb, y + t * ys + g0, ys); break;
+      case 2: group_tokens<kQ4, 2>(group, nb, prefetch, xb + t * xrb, xrb, y + t * ys + g0, ys); break;
+      case 1: group_tokens<kQ4, 1>(group, nb, prefetch, xb + t * xrb, xrb, y + t * ys + g0, ys); break;
       default: break;
     }
   }
