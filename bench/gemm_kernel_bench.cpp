@@ -131,7 +131,9 @@ int main(int argc, char** argv) {
   double best = 1e30;
   for (int pass = 0; pass < 3; ++pass) {
     const auto start = std::chrono::steady_clock::now();
-    for (int64_t c = 0; c < calls; ++c) kernel(wp, row_bytes, rows, xp, x_row_bytes, tokens, k, y.data(), rows);
+    for (int64_t c = 0; c < calls; ++c) {
+      kernel(wp, row_bytes, rows, xp, x_row_bytes, tokens, k, y.data(), rows);
+    }
     best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / calls);
   }
   const double gb_per_s = rows * row_bytes / best / 1e9, gvalues = rows * k * tokens / best / 1e9;

@@ -18,7 +18,8 @@ size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 // over-map by one huge page and unmap the unaligned head and tail.
 uint8_t* map_aligned(size_t size) {
   const size_t span = size + kHugePage;
-  void* p = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* p = mmap(nullptr, span, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
   const auto raw = reinterpret_cast<uintptr_t>(p);
   const uintptr_t aligned = round_up(raw, kHugePage);

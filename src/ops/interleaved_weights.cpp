@@ -69,7 +69,8 @@ void InterleavedWeights::attach(Matrix& m, const gguf::File& file, int64_t stack
   const size_t bytes = static_cast<size_t>(rows) * m.row_bytes;
   uint8_t* out = allocate(bytes);
   const cpu::InterleavedKernels& k = *interleaved_kernels();
-  (floats ? k.interleave_16bit : q8 ? k.interleave_q8_0 : k.interleave_q4_0)(m.data, m.row_bytes, rows, m.cols, out);
+  const auto interleave = floats ? k.interleave_16bit : q8 ? k.interleave_q8_0 : k.interleave_q4_0;
+  interleave(m.data, m.row_bytes, rows, m.cols, out);
   file.drop_resident({static_cast<const uint8_t*>(m.data), bytes});
   m.interleaved = out;
 }

@@ -214,8 +214,8 @@ void expect_interleaved_equals_file_layout(const GemmKernels& set) {
                       middle.data() + 16, p.rows);
         for (int64_t t = 0; t < p.tokens; ++t) {
           std::vector<float> want(p.rows);
-          layout.file_kernel(p.w.data(), p.w_row_bytes, p.rows, static_cast<const uint8_t*>(x) + t * xrb, xrb, 1,
-                             k, want.data(), p.rows);
+          const auto* x_t = static_cast<const uint8_t*>(x) + t * xrb;
+          layout.file_kernel(p.w.data(), p.w_row_bytes, p.rows, x_t, xrb, 1, k, want.data(), p.rows);
           for (int64_t r = 0; r < p.rows; ++r) {
             ASSERT_EQ(got[t * p.rows + r], want[r])
                 << ks->isa << " type " << static_cast<int>(type) << " k " << k << " tokens " << tokens << " token "

@@ -17,7 +17,9 @@ TEST(HugePageArena, PiecesAreAlignedZeroedAndDisjoint) {
     uint8_t* p = arena.allocate(bytes);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u) << bytes;
     for (size_t i = 0; i < bytes; i += 997) EXPECT_EQ(p[i], 0) << bytes << " " << i;
-    for (const auto& [begin, end] : pieces) EXPECT_TRUE(p + bytes <= begin || p >= end) << "pieces overlap";
+    for (const auto& [begin, end] : pieces) {
+      EXPECT_TRUE(p + bytes <= begin || p >= end) << "pieces overlap";
+    }
     std::memset(p, 0x5A, bytes);  // writable end to end
     pieces.emplace_back(p, p + bytes);
   }

@@ -70,8 +70,9 @@ void interleave_16bit(const void* w, size_t wrb, int64_t n_rows, int64_t k, void
     const auto* rows = static_cast<const uint8_t*>(w) + static_cast<size_t>(g0) * wrb;
     uint8_t* group = static_cast<uint8_t*>(out) + static_cast<size_t>(g0) * wrb;
     for (int r = 0; r < 4; ++r) {
-      for (int64_t j = 0; j < full / 32; ++j) std::memcpy(group + (j * 4 + r) * 64, rows + r * wrb + j * 64, 64);
-      std::memcpy(group + full * 8 + r * tail * 2, rows + r * wrb + full * 2, tail * 2);
+      const uint8_t* row = rows + r * wrb;
+      for (int64_t j = 0; j < full / 32; ++j) std::memcpy(group + (j * 4 + r) * 64, row + j * 64, 64);
+      std::memcpy(group + full * 8 + r * tail * 2, row + full * 2, tail * 2);
     }
   }
 }
@@ -121,12 +122,13 @@ inline void block_dots(const uint8_t* wb, const ActBlock* const (&a)[T], int64_t
 // acc[t] (rows 8h .. 8h+7 of a group, token t) over blocks [b0, b0 + n) of one group half:
 // acc = fma(float(dot), d_w * d_a, acc), block after block, as the tiles.
 template <bool kQ4, int T>
-inline void half_blocks(const uint8_t* group, int64_t nb, int64_t b0, int64_t n, int h, bool prefetch,
-                        const ActBlock* const (&a)[T], __m256 (&acc)[T]) {
+inline void half_blocks(const uint8_t* group, int64_t nb, int64_t b0, int64_t n, int h,
+                        bool prefetch, const ActBlock* const (&a)[T], __m256 (&acc)[T]) {
   for (int64_t b = b0; b < b0 + n; ++b) {
     const BlockPlace place = block_place<kQ4>(b, nb);
     const uint8_t* wb = group + place.words + 32 * h;
-    if (prefetch && h == 0) {  // the first half brings every line of the block (the second finds them in L1)
+    // The first half brings every line of the block (the second finds them in L1).
+    if (prefetch && h == 0) {
       for (int line = 0; line < kWordBytes<kQ4>; line += 64) {
         _mm_prefetch(reinterpret_cast<const char*>(wb) + kPrefetchBytes + line, _MM_HINT_T0);
         _mm_prefetch(reinterpret_cast<const char*>(wb) + kFarPrefetchBytes + line, _MM_HINT_T1);

@@ -84,7 +84,8 @@ struct Chunk {
 };
 
 // A chunk against T tokens: acc = fma(float(dot), d_w * d_a, acc), block after block; each
-// loaded word serves all T tokens.
+// loaded word serves all T tokens. `prefetch`: a batch's first pass over the chunk (later passes
+// find the lines already requested; decode asks for none, see kPrefetchBytes).
 template <bool kQ4, int T>
 void chunk_tokens(const Chunk& c, bool prefetch, const uint8_t* x, size_t xrb, float* y, int64_t ys) {
   const ActBlock* a[T];
@@ -100,7 +101,8 @@ void chunk_tokens(const Chunk& c, bool prefetch, const uint8_t* x, size_t xrb, f
         _mm_prefetch(reinterpret_cast<const char*>(wb) + kFarPrefetchBytes + line, _MM_HINT_T1);
       }
     }
-    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(c.group + place.scales)));
+    const __m512 dw =
+        _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(c.group + place.scales)));
     __m512i dot[T];
     block_dots<kQ4, T>(wb, a, b, dot);
     for (int t = 0; t < T; ++t) {
