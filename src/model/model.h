@@ -162,8 +162,8 @@ class Model {
   virtual void forward_batch(std::span<const BatchItem> items, BatchWorkspace& workspace,
                              Workers& pool) const;
 
-  // Bytes of the copies the loader made of q8_0 / q4_0 / f16 / bf16 / astc6x6 matrices (0 without
-  // any; ops/interleaved_weights.h).
+  // Bytes of the copies the loader made of its matrices: interleaved, float groups, astc6x6 lane
+  // forms and verbatim copies (0 without any; ops/interleaved_weights.h).
   size_t interleaved_bytes() const { return interleaved_.bytes(); }
 
   // One line per architecture feature for `afm info` ("rope: halves, theta 1e6", ...).

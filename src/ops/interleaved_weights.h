@@ -37,7 +37,8 @@ class InterleavedWeights {
   // m is q8_0 / q4_0 / f16 / bf16 with at least 16 rows; points m.data at a verbatim copy on
   // huge pages when m is any other type with rows (K-quants, q4_1 / q5_x, q2_b, f32, and the
   // types above when under 16 rows): its kernels read the file's layout, which streams faster
-  // off huge pages (Qwen3-0.6B-shaped Q4_K_M / Q6_K decode on one Zen 4 core, ~7-10%). Sets
+  // off huge pages (Qwen3-0.6B-shaped decode on one Zen 4 core: Q4_K_M +20-30%, Q6_K +5-15%,
+  // docs/engine.md). Sets
   // m.interleaved to the lane forms of m's `stack` matrices (each m.rows / stack rows, tiled
   // on its own) when m is astc6x6 and AFM_INTERLEAVE is not 0. Otherwise leaves m as it is.
   // `file` holds m.data: the copied pages are dropped from it.

@@ -20,6 +20,7 @@ namespace afm::cpu {
 namespace {
 
 #include "backend/cpu/avx2_helpers.inc"
+#include "backend/cpu/float_rows.inc"
 #include "backend/cpu/interleaved_layout.inc"
 
 // Blocks per pass of one half: L1-sized (16 x 544 bytes for q8_0), and even, so that a chunk
@@ -63,16 +64,18 @@ void interleave(const void* w, size_t wrb, int64_t n_rows, int64_t k, void* out)
   }
 }
 
-// 4-row float groups of 16-bit values (gemm.h) for n_rows (a multiple of 16) rows; plain moves.
+// Float groups of 16-bit values (gemm.h) for n_rows (a multiple of 16) rows; plain moves, each
+// piece (and each row's tail, which GroupRows keeps contiguous) to where the tiles' walk reads it.
 void interleave_16bit(const void* w, size_t wrb, int64_t n_rows, int64_t k, void* out) {
-  const int64_t full = k / 32 * 32, tail = k - full;
-  for (int64_t g0 = 0; g0 + 4 <= n_rows; g0 += 4) {
+  for (int64_t g0 = 0; g0 + kFloatGroupRows <= n_rows; g0 += kFloatGroupRows) {
     const auto* rows = static_cast<const uint8_t*>(w) + static_cast<size_t>(g0) * wrb;
     uint8_t* group = static_cast<uint8_t*>(out) + static_cast<size_t>(g0) * wrb;
-    for (int r = 0; r < 4; ++r) {
-      const uint8_t* row = rows + r * wrb;
-      for (int64_t j = 0; j < full / 32; ++j) std::memcpy(group + (j * 4 + r) * 64, row + j * 64, 64);
-      std::memcpy(group + full * 8 + r * tail * 2, row + full * 2, tail * 2);
+    for (int r = 0; r < kFloatGroupRows; ++r) {
+      for (int64_t i = 0; i < k; i += kPieceValues) {
+        const int64_t n = k - i < kPieceValues ? k - i : kPieceValues;
+        auto* to = const_cast<uint8_t*>(GroupRows::at(group, wrb, k, r, i, 2));
+        std::memcpy(to, rows + r * wrb + i * 2, n * 2);
+      }
     }
   }
 }
