@@ -2,9 +2,11 @@
 // is held back by its arithmetic (rows that fit L2) or by memory (rows far larger than the
 // caches; compare membw_bench --threads 1). Random codes with small finite scales, on huge pages
 // where the system allows (as the model's copies are). q8_0 / q4_0 run the set's 16-row
-// interleaved layout where it has one (what decode reads), else the file's.
+// interleaved layout and q4_k / q6_k its lanes layout where it has one (what decode reads),
+// else the file's; --layout file asks for the file's.
 //   build/bench/gemm_kernel_bench [--type q4_k|q5_k|q6_k|q3_k|q2_k|q8_0|q4_0] [--rows N] [--k K]
-//                                 [--tokens T] [--set best|scalar|avx2|avx512] [--json]
+//                                 [--tokens T] [--set best|scalar|avx2|avx512] [--layout copy|file]
+//                                 [--json]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -59,6 +61,23 @@ GemmKernel plain_block_kernel(const afm::cpu::GemmKernels& set, const TypeInfo& 
   return q8 ? il->q8_0 : il->q4_0;
 }
 
+// The kernel for q4_k / q6_k: the lanes one (w rewritten in its layout) where the set has it
+// and the rows allow it, else the file layout's.
+GemmKernel k_quant_kernel(const afm::cpu::GemmKernels& set, const TypeInfo& type, int64_t rows,
+                          int64_t k, size_t row_bytes, std::vector<uint8_t>& w, const char** layout) {
+  const afm::cpu::KQuantLaneKernels* lanes = set.interleaved != nullptr ? set.interleaved->k_lanes : nullptr;
+  const bool q4 = type.type == TensorType::kQ4_K, q6 = type.type == TensorType::kQ6_K;
+  if (lanes == nullptr || rows % 16 != 0 || !(q4 || q6)) {
+    *layout = "file";
+    return set.ggml->*(type.kernel);
+  }
+  std::vector<uint8_t> out(w.size());
+  (q4 ? lanes->interleave_q4_k : lanes->interleave_q6_k)(w.data(), row_bytes, rows, k, out.data());
+  w.swap(out);
+  *layout = "lanes";
+  return q4 ? lanes->q4_k : lanes->q6_k;
+}
+
 const afm::cpu::GemmKernels* kernel_set(const std::string& name) {
   if (name == "scalar") return &afm::cpu::scalar_gemm_kernels();
   if (name == "avx2") return afm::cpu::avx2_gemm_kernels();
@@ -69,20 +88,22 @@ const afm::cpu::GemmKernels* kernel_set(const std::string& name) {
 int usage() {
   std::fprintf(stderr,
                "usage: gemm_kernel_bench [--type q4_k|q5_k|q6_k|q3_k|q2_k|q8_0|q4_0] [--rows N] [--k K]\n"
-               "                         [--tokens T] [--set best|scalar|avx2|avx512] [--json]\n");
+               "                         [--tokens T] [--set best|scalar|avx2|avx512] [--layout copy|file]\n"
+               "                         [--json]\n");
   return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string type_name = "q4_k", set_name = "best";
+  std::string type_name = "q4_k", set_name = "best", layout_name = "copy";
   int64_t rows = 512, k = 1024, tokens = 1;
   bool json = false;
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     if (!std::strcmp(argv[i], "--type") && has_value) type_name = argv[++i];
     else if (!std::strcmp(argv[i], "--set") && has_value) set_name = argv[++i];
+    else if (!std::strcmp(argv[i], "--layout") && has_value) layout_name = argv[++i];
     else if (!std::strcmp(argv[i], "--rows") && has_value) rows = std::stoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--k") && has_value) k = std::stoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--tokens") && has_value) tokens = std::stoll(argv[++i]);
@@ -92,6 +113,7 @@ int main(int argc, char** argv) {
   const auto type = std::find_if(kTypes.begin(), kTypes.end(),
                                  [&](const TypeInfo& t) { return type_name == t.name; });
   const afm::cpu::GemmKernels* set = kernel_set(set_name);
+  if (layout_name != "copy" && layout_name != "file") return usage();
   if (type == kTypes.end() || set == nullptr || rows < 1 || tokens < 1 || k < 256 || k % 256 != 0) {
     std::fprintf(stderr, "unknown type, a set this CPU lacks, or a bad shape (k: a multiple of 256)\n");
     return usage();
@@ -119,9 +141,15 @@ int main(int argc, char** argv) {
   const void* xp = blocks_256 ? static_cast<const void*>(x256.data()) : x32.data();
   const size_t x_row_bytes = blocks_256 ? k / 256 * sizeof(afm::cpu::ActBlock256) : k / 32 * sizeof(afm::cpu::ActBlock);
   const char* layout = "file";
-  const GemmKernel kernel = type->kernel != nullptr
-                                ? set->ggml->*(type->kernel)
-                                : plain_block_kernel(*set, *type, rows, k, row_bytes, w, &layout);
+  GemmKernel kernel = nullptr;
+  if (layout_name == "file") {
+    kernel = type->kernel != nullptr ? set->ggml->*(type->kernel)
+                                     : type->type == TensorType::kQ8_0 ? set->q8_0 : set->q4_0;
+  } else if (type->kernel != nullptr) {
+    kernel = k_quant_kernel(*set, *type, rows, k, row_bytes, w, &layout);
+  } else {
+    kernel = plain_block_kernel(*set, *type, rows, k, row_bytes, w, &layout);
+  }
   // On huge pages, as the model's decode copies are (ops/interleaved_weights.h).
   afm::HugePageArena arena;
   uint8_t* wp = arena.allocate(w.size());

@@ -23,6 +23,24 @@ bool switched_off(const char* name) {
 
 bool copies_allowed() { return !switched_off("AFM_INTERLEAVE"); }
 
+bool k_lanes_allowed(const cpu::InterleavedKernels& k) {
+  return k.k_lanes != nullptr && !switched_off("AFM_K_LANES");
+}
+
+using LayoutMaker = void (*)(const void* w, size_t w_row_bytes, int64_t n_rows, int64_t k, void* out);
+
+// What makes a type's 16-row-group copy in set k; null for the types copied verbatim.
+LayoutMaker layout_maker(const cpu::InterleavedKernels& k, gguf::TensorType type) {
+  switch (type) {
+    case gguf::TensorType::kQ8_0: return k.interleave_q8_0;
+    case gguf::TensorType::kQ4_0: return k.interleave_q4_0;
+    case gguf::TensorType::kF16: case gguf::TensorType::kBF16: return k.interleave_16bit;
+    case gguf::TensorType::kQ4_K: return k_lanes_allowed(k) ? k.k_lanes->interleave_q4_k : nullptr;
+    case gguf::TensorType::kQ6_K: return k_lanes_allowed(k) ? k.k_lanes->interleave_q6_k : nullptr;
+    default: return nullptr;
+  }
+}
+
 }  // namespace
 
 bool InterleavedWeights::enabled() { return interleaved_kernels() != nullptr && copies_allowed(); }
@@ -58,18 +76,16 @@ void InterleavedWeights::attach(Matrix& m, const gguf::File& file, int64_t stack
     if (copies_allowed() && !switched_off("AFM_ASTC_LANES")) attach_astc(m, file, stack);
     return;
   }
-  const bool q8 = m.type == gguf::TensorType::kQ8_0, q4 = m.type == gguf::TensorType::kQ4_0;
-  const bool floats = m.type == gguf::TensorType::kF16 || m.type == gguf::TensorType::kBF16;
   if (!enabled()) return;
-  if (!(q8 || q4 || floats) || m.rows < kGroupRows) {
+  const cpu::InterleavedKernels& k = *interleaved_kernels();
+  const auto interleave = layout_maker(k, m.type);
+  if (interleave == nullptr || m.rows < kGroupRows) {
     attach_verbatim(m, file);
     return;
   }
   const int64_t rows = m.rows / kGroupRows * kGroupRows;
   const size_t bytes = static_cast<size_t>(rows) * m.row_bytes;
   uint8_t* out = allocate(bytes);
-  const cpu::InterleavedKernels& k = *interleaved_kernels();
-  const auto interleave = floats ? k.interleave_16bit : q8 ? k.interleave_q8_0 : k.interleave_q4_0;
   interleave(m.data, m.row_bytes, rows, m.cols, out);
   file.drop_resident({static_cast<const uint8_t*>(m.data), bytes});
   m.interleaved = out;

@@ -3,16 +3,19 @@
 // byte once with no per-row reduction, as llama.cpp's repacked CPU buffers do; the 4-row float
 // groups of its f16 / bf16 matrices (same file), which a register tile reads front to back where
 // the file's layout has it read four rows side by side (the hardware prefetcher follows one
-// stream, not four short ones: one core decoded f16 ~40% faster); and the lane
+// stream, not four short ones: one core decoded f16 ~40% faster); the 16-row lanes of its
+// q4_k / q6_k matrices (backend/cpu/k_quant_lanes.h), where a sub-block's scale work is paid
+// once per 16 rows (one core decoded Qwen3-0.6B Q4_K_M ~20% faster); and the lane
 // forms of its astc6x6 matrices (quant/astc_lanes.h: the file's size plus the few tiles that
 // have no lane block), which decode with a few SIMD operations per tile instead of a block parse.
 //
 // The copy has the file's size; the file's pages it replaces are given back to the OS
 // (gguf::File::drop_resident), so a model is not held twice. AFM_INTERLEAVE=0 turns copies off:
 // processes then share the file's pages (several servers on one file) and matmul takes the
-// file's layout, with the same results bit for bit but slower decode (astc6x6: the same
-// weights summed in another order, and decode about 20x slower). AFM_ASTC_LANES=0 turns off the
-// astc6x6 lane forms alone.
+// file's layout, with the same results bit for bit but slower decode (astc6x6 and q4_k / q6_k:
+// the same weights summed in another order; astc6x6 decodes about 20x slower).
+// AFM_ASTC_LANES=0 turns off the astc6x6 lane forms alone, AFM_K_LANES=0 the q4_k / q6_k lanes
+// (those matrices are then copied verbatim).
 //
 // The copies live on transparent huge pages where the system allows them (HugePageArena).
 //
@@ -34,7 +37,8 @@ class InterleavedWeights {
   static bool enabled();
 
   // When copies are enabled: sets m.interleaved to a new copy of m's whole 16-row groups when
-  // m is q8_0 / q4_0 / f16 / bf16 with at least 16 rows; points m.data at a verbatim copy on
+  // m is q8_0 / q4_0 / f16 / bf16 with at least 16 rows, or q4_k / q6_k in a kernel set with
+  // their lanes (and AFM_K_LANES is not 0); points m.data at a verbatim copy on
   // huge pages when m is any other type with rows (K-quants, q4_1 / q5_x, q2_b, f32, and the
   // types above when under 16 rows): its kernels read the file's layout, which streams faster
   // off huge pages (Qwen3-0.6B-shaped decode on one Zen 4 core: Q4_K_M +20-30%, Q6_K +5-15%,

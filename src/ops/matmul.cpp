@@ -68,16 +68,36 @@ bool is_float_group_type(gguf::TensorType type) {
   return type == gguf::TensorType::kF16 || type == gguf::TensorType::kBF16;
 }
 
+// The rows of [begin, end) in whole 16-row groups of a matrix of `rows` rows.
+Range whole_groups(int64_t begin, int64_t end, int64_t rows) {
+  constexpr int64_t kGroup = 16;
+  const int64_t first = (begin + kGroup - 1) / kGroup * kGroup;
+  const int64_t last = std::min(end, rows) / kGroup * kGroup;
+  return first < last ? Range{first, last} : Range{0, 0};
+}
+
 // The rows of [begin, end) in whole 16-row groups of w's interleaved copy; empty when w has
 // none, this kernel set cannot read it, or n_tok tokens run faster on the file's layout.
 Range interleaved_rows(const Matrix& w, const cpu::GemmKernels& k, int64_t n_tok, int64_t begin,
                        int64_t end) {
-  constexpr int64_t kGroup = 16;
   if (w.interleaved == nullptr || k.interleaved == nullptr) return {0, 0};
   if (!is_float_group_type(w.type) && n_tok > k.interleaved->max_tokens) return {0, 0};
-  const int64_t first = (begin + kGroup - 1) / kGroup * kGroup;
-  const int64_t last = std::min(end, w.rows) / kGroup * kGroup;
-  return first < last ? Range{first, last} : Range{0, 0};
+  return whole_groups(begin, end, w.rows);
+}
+
+// The lanes kernel of w when w is q4_k / q6_k with a lanes copy this set reads (gemm null
+// otherwise), and the most tokens it takes in one call.
+struct LaneKernel {
+  cpu::GemmKernel gemm = nullptr;
+  int64_t max_tokens = 0;
+};
+
+LaneKernel lanes_kernel(const Matrix& w, const cpu::GemmKernels& k) {
+  if (w.interleaved == nullptr || k.interleaved == nullptr || k.interleaved->k_lanes == nullptr) return {};
+  const cpu::KQuantLaneKernels& lanes = *k.interleaved->k_lanes;
+  if (w.type == gguf::TensorType::kQ4_K) return {lanes.q4_k, lanes.q4_k_max_tokens};
+  if (w.type == gguf::TensorType::kQ6_K) return {lanes.q6_k, lanes.q6_k_max_tokens};
+  return {};
 }
 
 cpu::GemmKernel interleaved_kernel(const Matrix& w, const cpu::GemmKernels& k) {
@@ -256,27 +276,50 @@ void matmul_group(Activations& x, std::initializer_list<MatmulOutput> outputs, W
       }
       const cpu::GemmKernel kernel = kernel_for(kernels, w.type);
       const cpu::GemmKernel per_token_kernel = per_token_kernel_for(kernels, w.type);
+      // Tokens [t0, n_tok) of rows [from, to) in the file's layout through the batched kernel,
+      // a cache block at a time, so that every token reads the same weight block while it is
+      // in L2.
+      auto file_batched = [&](int64_t from, int64_t to, int64_t t0) {
+        const int64_t step = n_tok - t0 == 1 ? to - from : rows_per_block(w.row_bytes);
+        for (int64_t r = from; r < to; r += step) {
+          kernel(static_cast<const uint8_t*>(w.data) + r * w.row_bytes, w.row_bytes, std::min(step, to - r),
+                 static_cast<const uint8_t*>(xp) + t0 * x_row_bytes, x_row_bytes, n_tok - t0, k,
+                 o.y + t0 * w.rows + r, w.rows);
+        }
+      };
       // Rows in the file's layout, a cache block at a time, so that both calls read the same
-      // weight block while it is in L2; a set whose batched kernel is per-token exact takes
-      // every token in one call.
+      // weight block while it is in L2: the per-token rows through the per-token kernel, the
+      // rest batched; a set whose batched kernel is per-token exact takes every token at once.
       auto file_layout = [&](int64_t from, int64_t to) {
+        if (per_token_kernel == kernel || per_token == 0) {
+          file_batched(from, to, 0);
+          return;
+        }
         const int64_t step = n_tok == 1 ? to - from : rows_per_block(w.row_bytes);
         for (int64_t r = from; r < to; r += step) {
           const int64_t n = std::min(step, to - r);
-          const auto* wr = static_cast<const uint8_t*>(w.data) + r * w.row_bytes;
-          if (per_token_kernel == kernel) {
-            kernel(wr, w.row_bytes, n, xp, x_row_bytes, n_tok, k, o.y + r, w.rows);
-            continue;
-          }
-          if (per_token > 0) {
-            per_token_kernel(wr, w.row_bytes, n, xp, x_row_bytes, per_token, k, o.y + r, w.rows);
-          }
-          if (per_token < n_tok) {
-            kernel(wr, w.row_bytes, n, static_cast<const uint8_t*>(xp) + per_token * x_row_bytes,
-                   x_row_bytes, n_tok - per_token, k, o.y + per_token * w.rows + r, w.rows);
-          }
+          per_token_kernel(static_cast<const uint8_t*>(w.data) + r * w.row_bytes, w.row_bytes, n, xp, x_row_bytes,
+                           per_token, k, o.y + r, w.rows);
+          if (per_token < n_tok) file_batched(r, r + n, per_token);
         }
       };
+      const LaneKernel lanes = lanes_kernel(w, kernels);
+      const Range lane_rows = lanes.gemm != nullptr ? whole_groups(begin, end, w.rows) : Range{0, 0};
+      if (lane_rows.begin < lane_rows.end) {
+        // q4_k / q6_k lanes copies: per-token exact but rounded otherwise than the file
+        // layout's kernels, so every per-token row of their groups goes there, and the rest of
+        // a batch too up to max_tokens (beyond it the file layout's batched path is faster).
+        file_layout(begin, lane_rows.begin);
+        const int64_t lane_tokens = n_tok <= lanes.max_tokens ? n_tok : per_token;
+        if (lane_tokens > 0) {
+          lanes.gemm(static_cast<const uint8_t*>(w.interleaved) + lane_rows.begin * w.row_bytes, w.row_bytes,
+                     lane_rows.end - lane_rows.begin, xp, x_row_bytes, lane_tokens, k, o.y + lane_rows.begin,
+                     w.rows);
+        }
+        if (lane_tokens < n_tok) file_batched(lane_rows.begin, lane_rows.end, lane_tokens);
+        file_layout(lane_rows.end, end);
+        continue;
+      }
       const Range copy = interleaved_rows(w, kernels, n_tok, begin, end);
       if (copy.begin >= copy.end) {
         file_layout(begin, end);

@@ -16,8 +16,9 @@ struct Matrix {
   int64_t cols = 0;  // K (inputs)
   size_t row_bytes = 0;  // 0 for astc6x6, whose tiles span 6 rows (quant/astc6x6.h)
   // q8_0 / q4_0: rows [0, rows / 16 * 16) again in the kernels' 16-row interleaved layout,
-  // f16 / bf16 in their 4-row float groups (backend/cpu/gemm.h), at the same byte offsets as
-  // `data`; astc6x6: the matrix's lane form
+  // f16 / bf16 in their 4-row float groups (backend/cpu/gemm.h), q4_k / q6_k in their 16-row
+  // lanes (backend/cpu/k_quant_lanes.h), at the same byte offsets as `data`; astc6x6: the
+  // matrix's lane form
   // (quant/astc_lanes.h). Made at load by InterleavedWeights (ops/interleaved_weights.h);
   // matmul reads it instead of `data`. Null when there is none; `data` stays valid either way
   // (embedding lookups, tail rows).

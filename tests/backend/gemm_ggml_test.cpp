@@ -216,5 +216,58 @@ TEST(GgmlGemm, EachTokenIsComputedAsIfAlone) {
   }
 }
 
+// The q4_k / q6_k lanes copies (k_quant_lanes.h): the same products as the scalar kernels on
+// the file's layout within float rounding, and each token's outputs bit-identical whatever
+// else is in the call.
+struct LaneCase {
+  TensorType type;
+  void (*KQuantLaneKernels::*interleave)(const void*, size_t, int64_t, int64_t, void*);
+  GemmKernel KQuantLaneKernels::*kernel;
+};
+
+std::vector<float> run_lanes(GemmKernel kernel, const std::vector<uint8_t>& copy, const Problem& p,
+                             int64_t first_token, int64_t tokens) {
+  std::vector<float> y(tokens * p.rows, NAN);
+  kernel(copy.data(), p.row_bytes, p.rows, &p.x[first_token * p.k / 32], p.k / 32 * sizeof(ActBlock), tokens,
+         p.k, y.data(), p.rows);
+  return y;
+}
+
+TEST(GgmlGemm, LaneCopiesMatchScalarAndKeepEachTokenAlone) {
+  const GemmKernels* ks = avx512_gemm_kernels();
+  if (ks == nullptr || ks->interleaved == nullptr || ks->interleaved->k_lanes == nullptr) {
+    GTEST_SKIP() << "no kernel set on this CPU has the K-quant lanes layout";
+  }
+  ASSERT_FALSE(ks->ggml->super_block_activations) << "the lanes kernels take 32-value blocks";
+  const KQuantLaneKernels& lanes = *ks->interleaved->k_lanes;
+  const LaneCase lane_cases[] = {
+      {TensorType::kQ4_K, &KQuantLaneKernels::interleave_q4_k, &KQuantLaneKernels::q4_k},
+      {TensorType::kQ6_K, &KQuantLaneKernels::interleave_q6_k, &KQuantLaneKernels::q6_k},
+  };
+  for (const LaneCase& lc : lane_cases) {
+    const TypeCase& tc = *std::find_if(cases().begin(), cases().end(), [&](const TypeCase& c) { return c.type == lc.type; });
+    for (int64_t rows : {16, 48}) {
+      for (int64_t k : {256, 512, 2304}) {
+        const Problem p = make_problem(tc, rows, 9, k, static_cast<uint32_t>(rows + k));
+        std::vector<uint8_t> copy(p.w.size());
+        (lanes.*lc.interleave)(p.w.data(), p.row_bytes, rows, k, copy.data());
+        const GemmKernel kernel = lanes.*lc.kernel;
+        const std::vector<float> want = run(bind(scalar_ggml_block_kernels(), tc), p, 0, p.tokens);
+        const std::vector<float> all = run_lanes(kernel, copy, p, 0, p.tokens);
+        for (size_t i = 0; i < want.size(); ++i) {
+          ASSERT_NEAR(all[i], want[i], 1e-5f * std::sqrt(static_cast<float>(k)) + 1e-4f * std::fabs(want[i]))
+              << name_of(tc.type) << " rows " << rows << " k " << k << " at " << i;
+        }
+        for (int64_t t = 0; t < p.tokens; ++t) {
+          const std::vector<float> one = run_lanes(kernel, copy, p, t, 1);
+          for (int64_t r = 0; r < rows; ++r) {
+            ASSERT_EQ(all[t * rows + r], one[r]) << name_of(tc.type) << " token " << t << " row " << r;
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace afm::cpu

@@ -4,8 +4,9 @@
 //
 // Weights stay in their file format (read in place from the mmap):
 //   f32 / f16 / bf16 rows of k values; q8_0 / q4_0 rows of k / 32 ggml blocks; q2_b rows of
-//   k / 128 balanced 2-bit blocks (quant/balanced_2bit.h). The one exception: q8_0 / q4_0 rows
-//   may also be given in a 16-row interleaved copy made at load (InterleavedKernels below).
+//   k / 128 balanced 2-bit blocks (quant/balanced_2bit.h). The exceptions: q8_0 / q4_0 rows
+//   may also be given in a 16-row interleaved copy made at load, f16 / bf16 in 4-row float
+//   groups and q4_k / q6_k in 16-row lanes (InterleavedKernels below).
 // Activations: f32 rows for float weights; ActBlock rows (quantize_activations) for the
 // quantised types, so the inner loop is an integer dot product (VNNI where the CPU has it).
 // Kernels never allocate, throw or log. k must be a multiple of the weight type's block size.
@@ -107,6 +108,22 @@ struct FloatGroupKernels {
   GemmKernel f16, bf16;
 };
 
+// q4_k / q6_k weights in the 16-row lanes layout (k_quant_lanes.h, made at load like the
+// copies above): against the same activation rows as the set's file-layout K-quant kernels
+// (ActBlock rows in the AVX-512 set). Each call is per-token exact, whatever n_tok; the
+// rounding differs from the file layout's kernels (not bit-identical to them), so a matrix
+// whose groups have a lanes copy sends every per-token row there (ops/matmul.cpp).
+struct KQuantLaneKernels {
+  // w: n_rows (a multiple of 16) rows of k values in the file's layout -> out, the same size.
+  void (*interleave_q4_k)(const void* w, size_t w_row_bytes, int64_t n_rows, int64_t k, void* out);
+  void (*interleave_q6_k)(const void* w, size_t w_row_bytes, int64_t n_rows, int64_t k, void* out);
+  // w: the first group, w_row_bytes the file's row bytes, n_rows a multiple of 16.
+  GemmKernel q4_k, q6_k;
+  // Calls with more tokens run faster on the file layout's batched path (except the tokens
+  // that must be per-token exact, which stay here).
+  int64_t q4_k_max_tokens, q6_k_max_tokens;
+};
+
 struct InterleavedKernels {
   // w: n_rows (a multiple of 16) rows of k values in the file's layout -> out, the same size.
   void (*interleave_q8_0)(const void* w, size_t w_row_bytes, int64_t n_rows, int64_t k, void* out);
@@ -122,6 +139,8 @@ struct InterleavedKernels {
   int64_t max_tokens;
   // f16 / bf16 in float groups (any number of tokens; the tiles walk them as the file's layout).
   FloatGroupKernels floats;
+  // q4_k / q6_k lanes; null in sets without them.
+  const KQuantLaneKernels* k_lanes = nullptr;
 };
 
 struct GemmKernels {
@@ -169,6 +188,8 @@ FloatGroupKernels avx512_float_group_kernels_impl();
 // Null when this build lacks AVX-512 VNNI or AVX2 (gemm_avx512_interleaved.cpp); the caller
 // checks the CPU, as for avx512_gemm_kernels_impl.
 const InterleavedKernels* avx512_interleaved_kernels_impl();
+// Null when this build lacks AVX-512 VNNI (gemm_avx512_k_lanes.cpp).
+const KQuantLaneKernels* avx512_k_lane_kernels_impl();
 // Null when this build or CPU lacks the instruction set.
 const GemmKernels* avx2_gemm_kernels();
 const GemmKernels* avx512_gemm_kernels();

@@ -153,7 +153,8 @@ const InterleavedKernels* avx512_interleaved_kernels_impl() {
   static const InterleavedKernels kernels{avx2->interleave_q8_0, avx2->interleave_q4_0,
                                           avx2->interleave_16bit, gemm_interleaved<false>,
                                           gemm_interleaved<true>, kMaxTokens,
-                                          avx512_float_group_kernels_impl()};
+                                          avx512_float_group_kernels_impl(),
+                                          avx512_k_lane_kernels_impl()};
   return &kernels;
 }
 
