@@ -229,11 +229,12 @@ void gemm_lanes(const void* w, size_t wrb, int64_t n_rows, const void* x, size_t
 }
 
 // Where the file layout's packed batch path (gemm_ggml_avx512_packed.inc) overtakes these
-// kernels, one Zen 4 core, 1,024 x 2,048 (bench/gemm_kernel_bench --tokens T --layout copy|file):
-// q4_k never (4 / 16 / 64 tokens: 143 / 116 / 143 G values/s here against 64 / 93 / 117), q6_k
-// past 16 (66 / 68 / 67 against 42 / 72 / 106).
-constexpr int64_t kQ4KMaxTokens = INT64_MAX;
-constexpr int64_t kQ6KMaxTokens = 16;
+// kernels, one Zen 4 core (bench/gemm_kernel_bench --rows 1024 --k 3072 --tokens T --layout
+// copy|file, G values/s): q4_k past 64 tokens (8 / 16 / 32 / 64 / 128 / 512 tokens: 114 / 140 /
+// 143 / 144 / 143 / 109 here against 84 / 112 / 126 / 137 / 139 / 143), q6_k past 8 (8 / 16 /
+// 32: 66 / 68 / 85 against 60 / 89 / 84).
+constexpr int64_t kQ4KMaxTokens = 64;
+constexpr int64_t kQ6KMaxTokens = 8;
 
 }  // namespace
 
