@@ -71,7 +71,7 @@ TEST(KQuantLanes, MatmulMatchesTheFileLayoutAndKeepsPerTokenRowsExact) {
     lanes.interleaved = copy.data();
     std::mt19937 rng(5);
     std::normal_distribution<float> normal(0.0f, 1.0f);
-XX
+    for (int64_t n_tok : {1, 3, 20, 70}) {  // 20: past q6_k's max_tokens, 70: past q4_k's too
       std::vector<float> x(n_tok * cols);
       for (float& v : x) v = normal(rng);
       for (int64_t per_token : {int64_t{0}, std::min<int64_t>(3, n_tok)}) {
