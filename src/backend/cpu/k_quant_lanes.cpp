@@ -9,17 +9,19 @@
 namespace afm::cpu::k_lanes {
 namespace {
 
-// Code i (0..255) of a q4_k block: quant/k_quants.h.
-int q4_k_code(const quant::BlockQ4_K& b, int i) {
-  return (b.qs[32 * (i / 64) + i % 32] >> (4 * ((i / 32) % 2))) & 0x0f;
+// The 256 codes of a q4_k block (quant/k_quants.h), value order.
+void q4_k_codes(const quant::BlockQ4_K& b, uint8_t (&codes)[256]) {
+  for (int i = 0; i < 256; ++i) codes[i] = (b.qs[32 * (i / 64) + i % 32] >> (4 * ((i / 32) % 2))) & 0x0f;
 }
 
-// Code i of a q6_k block, 0..63 (the value is d * scale * (code - 32)).
-int q6_k_code(const quant::BlockQ6_K& b, int i) {
-  const int h = i / 128, j = i % 128;
-  const int low = (b.ql[64 * h + j % 64] >> (4 * (j / 64))) & 0x0f;
-  const int high = (b.qh[32 * h + j % 32] >> (2 * (j / 32))) & 3;
-  return low | (high << 4);
+// The 256 codes of a q6_k block, 0..63 (the value is d * scale * (code - 32)).
+void q6_k_codes(const quant::BlockQ6_K& b, uint8_t (&codes)[256]) {
+  for (int i = 0; i < 256; ++i) {
+    const int h = i / 128, j = i % 128;
+    const int low = (b.ql[64 * h + j % 64] >> (4 * (j / 64))) & 0x0f;
+    const int high = (b.qh[32 * h + j % 32] >> (2 * (j / 32))) & 3;
+    codes[i] = static_cast<uint8_t>(low | (high << 4));
+  }
 }
 
 // The value a word's lane byte i holds in sub-block j, word w: the low nibble's, and (high)
@@ -46,6 +48,16 @@ void q4_k_super_block(const uint8_t* w, size_t wrb, int64_t sb, uint8_t* out) {
       quantity[j][r] = scale[j];
       quantity[8 + j][r] = min[j];
     }
+    uint8_t codes[256];
+    q4_k_codes(b, codes);
+    for (int j = 0; j < 8; ++j) {
+      for (int wd = 0; wd < 4; ++wd) {
+        for (int i = 0; i < 4; ++i) {
+          const int low = codes[nibble_value(j, wd, i, false)], high = codes[nibble_value(j, wd, i, true)];
+          out[kQ4KCodes + 64 * (4 * j + wd) + 4 * r + i] = static_cast<uint8_t>(low | high << 4);
+        }
+      }
+    }
   }
   // U_g byte 16 i + r = quantity 4 g + i of row r.
   auto u = [&](int g, int byte) { return quantity[4 * g + byte / 16][byte % 16]; };
@@ -56,18 +68,6 @@ void q4_k_super_block(const uint8_t* w, size_t wrb, int64_t sb, uint8_t* out) {
     scales[128 + byte] = static_cast<uint8_t>(u(0, byte) >> 4 | (u(1, byte) >> 4) << 2 |
                                               (u(2, byte) >> 4) << 4 | (u(3, byte) >> 4) << 6);
   }
-  for (int r = 0; r < kRows; ++r) {
-    const auto& b = block_of<quant::BlockQ4_K>(w, wrb, r, sb);
-    for (int j = 0; j < 8; ++j) {
-      for (int wd = 0; wd < 4; ++wd) {
-        for (int i = 0; i < 4; ++i) {
-          const int low = q4_k_code(b, nibble_value(j, wd, i, false));
-          const int high = q4_k_code(b, nibble_value(j, wd, i, true));
-          out[kQ4KCodes + 64 * (4 * j + wd) + 4 * r + i] = static_cast<uint8_t>(low | high << 4);
-        }
-      }
-    }
-  }
 }
 
 // One group's super-block sb of q6_k (3,360 bytes at out).
@@ -77,13 +77,15 @@ void q6_k_super_block(const uint8_t* w, size_t wrb, int64_t sb, uint8_t* out) {
     const auto& b = block_of<quant::BlockQ6_K>(w, wrb, r, sb);
     put_f16(out + kQ6KD + 2 * r, b.d);
     for (int g = 0; g < 16; ++g) out[kQ6KScales + 16 * g + r] = static_cast<uint8_t>(b.scales[g]);
+    uint8_t codes[256];
+    q6_k_codes(b, codes);
     for (int j = 0; j < 8; ++j) {
       uint8_t* sub = out + kQ6KSubBlocks + kQ6KSubBlockBytes * j;
       for (int c = 0; c < 8; ++c) {  // c = 2 w + (high nibble)
         const int wd = c / 2;
         const bool high = c % 2 == 1;
         for (int i = 0; i < 4; ++i) {
-          const int code = q6_k_code(b, nibble_value(j, wd, i, high));
+          const int code = codes[nibble_value(j, wd, i, high)];
           sub[64 * wd + 4 * r + i] |= static_cast<uint8_t>((code & 15) << (high ? 4 : 0));
           sub[kQ6KHighBits + 64 * (c / 4) + 4 * r + i] |= static_cast<uint8_t>((code >> 4) << (2 * (c % 4)));
         }
