@@ -6,7 +6,7 @@
 // else the file's; --layout file asks for the file's.
 //   build/bench/gemm_kernel_bench [--type q4_k|q5_k|q6_k|q3_k|q2_k|q8_0|q4_0] [--rows N] [--k K]
 //                                 [--tokens T] [--set best|scalar|avx2|avx512] [--layout copy|file]
-//                                 [--json]
+//                                 [--copies N] [--json]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -89,7 +89,7 @@ int usage() {
   std::fprintf(stderr,
                "usage: gemm_kernel_bench [--type q4_k|q5_k|q6_k|q3_k|q2_k|q8_0|q4_0] [--rows N] [--k K]\n"
                "                         [--tokens T] [--set best|scalar|avx2|avx512] [--layout copy|file]\n"
-               "                         [--json]\n");
+               "                         [--copies N] [--json]\n");
   return 2;
 }
 
@@ -97,7 +97,7 @@ int usage() {
 
 int main(int argc, char** argv) {
   std::string type_name = "q4_k", set_name = "best", layout_name = "copy";
-  int64_t rows = 512, k = 1024, tokens = 1;
+  int64_t rows = 512, k = 1024, tokens = 1, n_copies = 1;
   bool json = false;
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
@@ -107,6 +107,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--rows") && has_value) rows = std::stoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--k") && has_value) k = std::stoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--tokens") && has_value) tokens = std::stoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--copies") && has_value) n_copies = std::stoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--json")) json = true;
     else return usage();
   }
@@ -114,7 +115,7 @@ int main(int argc, char** argv) {
                                  [&](const TypeInfo& t) { return type_name == t.name; });
   const afm::cpu::GemmKernels* set = kernel_set(set_name);
   if (layout_name != "copy" && layout_name != "file") return usage();
-  if (type == kTypes.end() || set == nullptr || rows < 1 || tokens < 1 || k < 256 || k % 256 != 0) {
+  if (type == kTypes.end() || set == nullptr || rows < 1 || tokens < 1 || n_copies < 1 || k < 256 || k % 256 != 0) {
     std::fprintf(stderr, "unknown type, a set this CPU lacks, or a bad shape (k: a multiple of 256)\n");
     return usage();
   }
@@ -151,16 +152,21 @@ int main(int argc, char** argv) {
     kernel = plain_block_kernel(*set, *type, rows, k, row_bytes, w, &layout);
   }
   // On huge pages, as the model's decode copies are (ops/interleaved_weights.h).
+  // --copies N: N copies of the matrix, called in turn, so that a model-sized matrix still
+  // streams from DRAM as a model's layers do (each a new stream for the prefetchers).
   afm::HugePageArena arena;
-  uint8_t* wp = arena.allocate(w.size());
-  std::memcpy(wp, w.data(), w.size());
+  std::vector<uint8_t*> copies(n_copies);
+  for (uint8_t*& wp : copies) {
+    wp = arena.allocate(w.size());
+    std::memcpy(wp, w.data(), w.size());
+  }
   std::vector<float> y(rows * tokens);
-  const int64_t calls = std::max<int64_t>(3, static_cast<int64_t>(4e8 / (rows * row_bytes * tokens)) + 1);
+  const int64_t calls = std::max<int64_t>(3, static_cast<int64_t>(4e8 / (rows * row_bytes * tokens)) + 1) * n_copies;
   double best = 1e30;
   for (int pass = 0; pass < 3; ++pass) {
     const auto start = std::chrono::steady_clock::now();
     for (int64_t c = 0; c < calls; ++c) {
-      kernel(wp, row_bytes, rows, xp, x_row_bytes, tokens, k, y.data(), rows);
+      kernel(copies[c % n_copies], row_bytes, rows, xp, x_row_bytes, tokens, k, y.data(), rows);
     }
     best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / calls);
   }

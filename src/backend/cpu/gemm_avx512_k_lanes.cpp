@@ -112,8 +112,9 @@ inline void half_sums(const ActBlock& a, int32_t& lo, int32_t& hi) {
 }
 
 // Group g's scale (d sc_g) of the 16 rows.
-inline __m512 q6_k_scale(const uint8_t* p, __m512 d, int g) {
-  const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + k_lanes::kQ6KScales + 16 * g));
+// (scales: the super-block's 256 scale bytes, 16 per group.)
+inline __m512 q6_k_scale(const uint8_t* scales, __m512 d, int g) {
+  const __m128i sc = _mm_load_si128(reinterpret_cast<const __m128i*>(scales + 16 * g));
   return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(sc)), d);
 }
 
@@ -162,11 +163,16 @@ inline void q6_k_sub_block(const uint8_t* sub, const ActBlock* const (&a)[T], __
 template <int T>
 inline void q6_k_super_block(const uint8_t* p, const ActBlock* const (&a)[T], __m512 (&acc)[T]) {
   const __m512 d = row_halves(p + k_lanes::kQ6KD);
+  // All the scales first, so that the super-block is read front to back: the sub-blocks
+  // reaching back for their groups' scales left one core's decode from DRAM slower than the
+  // file layout's kernel (the hardware prefetcher follows a stream, docs/engine.md).
+  alignas(64) uint8_t scales[256];
+  for (int i = 0; i < 4; ++i) _mm512_store_si512(scales + 64 * i, load_word(p + k_lanes::kQ6KScales + 64 * i));
   for (int j = 0; j < 8; ++j) {
     const ActBlock* aj[T];
     for (int t = 0; t < T; ++t) aj[t] = a[t] + j;
-    q6_k_sub_block<T>(p + k_lanes::kQ6KSubBlocks + k_lanes::kQ6KSubBlockBytes * j, aj, q6_k_scale(p, d, 2 * j),
-                      q6_k_scale(p, d, 2 * j + 1), acc);
+    q6_k_sub_block<T>(p + k_lanes::kQ6KSubBlocks + k_lanes::kQ6KSubBlockBytes * j, aj, q6_k_scale(scales, d, 2 * j),
+                      q6_k_scale(scales, d, 2 * j + 1), acc);
   }
 }
 
@@ -177,12 +183,16 @@ struct Q6KLanes {
   static constexpr size_t kGroupBlock = k_lanes::kQ6KGroupBlock;
 };
 
-// One 16-row group (all its super-blocks) against T tokens. The first pass over a group asks
-// for its lines kFarPrefetchBytes ahead into L2 (gemm.h): without, one Zen 4 core read q6_k
-// from DRAM at 12-19 GB/s against 23-25 with (q4_k 30-35 against 35-37), though the layout is
-// read front to back (requests into L1 as well, 1-4 KB ahead, slowed both).
+// One 16-row group (all its super-blocks) against T tokens. A batch's first pass over a group
+// asks for its lines kFarPrefetchBytes ahead into L2 (gemm.h); decode asks for none, the
+// layout being read front to back. One Zen 4 core, matrices of the Qwen3-0.6B shape streamed
+// from DRAM (bench/gemm_kernel_bench --rows 1024 --k 2048 --copies 200 [--tokens 8], three
+// alternating runs, the distances read from the environment in a throwaway build): decode
+// q4_k 27.6-31.7 GB/s without, 25.4-26.8 with, q6_k 19.1-22.6 against 20.1-22.0; 8 tokens
+// q4_k 87-93 G values/s without, 127-133 with, q6_k 53-54 against 69-73 (requests into L1 as
+// well, 4 KB ahead, slowed both).
 template <class Kind, int T>
-void group_tokens(const uint8_t* group, int64_t nsb, const uint8_t* x, size_t xrb, bool first_pass, float* y,
+void group_tokens(const uint8_t* group, int64_t nsb, const uint8_t* x, size_t xrb, bool prefetch, float* y,
                   int64_t ys) {
   __m512 acc[T];
   for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
@@ -190,7 +200,7 @@ void group_tokens(const uint8_t* group, int64_t nsb, const uint8_t* x, size_t xr
     const ActBlock* a[T];
     for (int t = 0; t < T; ++t) a[t] = reinterpret_cast<const ActBlock*>(x + t * xrb) + 8 * sb;
     const uint8_t* p = group + sb * Kind::kGroupBlock;
-    if (first_pass) {
+    if (prefetch) {
       for (size_t line = 0; line < Kind::kGroupBlock; line += 64) {
         _mm_prefetch(reinterpret_cast<const char*>(p) + kFarPrefetchBytes + line, _MM_HINT_T1);
       }
@@ -219,10 +229,11 @@ void gemm_lanes(const void* w, size_t wrb, int64_t n_rows, const void* x, size_t
     for (; t + kTokens <= n_tok; t += kTokens) {
       group_tokens<Kind, kTokens>(group, nsb, xb + t * xrb, xrb, t == 0, y + t * ys + g0, ys);
     }
+    const bool prefetch = t == 0 && n_tok > 1;  // a batch's first pass; never decode
     switch (n_tok - t) {
-      case 3: group_tokens<Kind, 3>(group, nsb, xb + t * xrb, xrb, t == 0, y + t * ys + g0, ys); break;
-      case 2: group_tokens<Kind, 2>(group, nsb, xb + t * xrb, xrb, t == 0, y + t * ys + g0, ys); break;
-      case 1: group_tokens<Kind, 1>(group, nsb, xb + t * xrb, xrb, t == 0, y + t * ys + g0, ys); break;
+      case 3: group_tokens<Kind, 3>(group, nsb, xb + t * xrb, xrb, prefetch, y + t * ys + g0, ys); break;
+      case 2: group_tokens<Kind, 2>(group, nsb, xb + t * xrb, xrb, prefetch, y + t * ys + g0, ys); break;
+      case 1: group_tokens<Kind, 1>(group, nsb, xb + t * xrb, xrb, prefetch, y + t * ys + g0, ys); break;
       default: break;
     }
   }
@@ -231,10 +242,10 @@ void gemm_lanes(const void* w, size_t wrb, int64_t n_rows, const void* x, size_t
 // Where the file layout's packed batch path (gemm_ggml_avx512_packed.inc) overtakes these
 // kernels, one Zen 4 core (bench/gemm_kernel_bench --rows 1024 --k 3072 --tokens T --layout
 // copy|file, G values/s): q4_k past 64 tokens (8 / 16 / 32 / 64 / 128 / 512 tokens: 114 / 140 /
-// 143 / 144 / 143 / 109 here against 84 / 112 / 126 / 137 / 139 / 143), q6_k past 8 (8 / 16 /
-// 32: 66 / 68 / 85 against 60 / 89 / 84).
+// 143 / 144 / 143 / 109 here against 84 / 112 / 126 / 137 / 139 / 143), q6_k past 16 (8 / 16 /
+// 32: 81 / 83 / 66 against 72 / 73 / 84).
 constexpr int64_t kQ4KMaxTokens = 64;
-constexpr int64_t kQ6KMaxTokens = 8;
+constexpr int64_t kQ6KMaxTokens = 16;
 
 }  // namespace
 
