@@ -225,21 +225,23 @@ struct LaneCase {
   GemmKernel KQuantLaneKernels::*kernel;
 };
 
-std::vector<float> run_lanes(GemmKernel kernel, const std::vector<uint8_t>& copy, const Problem& p,
-                             int64_t first_token, int64_t tokens) {
+std::vector<float> run_lanes(GemmKernel kernel, bool blocks_256, const std::vector<uint8_t>& copy,
+                             const Problem& p, int64_t first_token, int64_t tokens) {
   std::vector<float> y(tokens * p.rows, NAN);
-  kernel(copy.data(), p.row_bytes, p.rows, &p.x[first_token * p.k / 32], p.k / 32 * sizeof(ActBlock), tokens,
-         p.k, y.data(), p.rows);
+  if (blocks_256) {
+    kernel(copy.data(), p.row_bytes, p.rows, &p.x256[first_token * p.k / 256], p.k / 256 * sizeof(ActBlock256),
+           tokens, p.k, y.data(), p.rows);
+  } else {
+    kernel(copy.data(), p.row_bytes, p.rows, &p.x[first_token * p.k / 32], p.k / 32 * sizeof(ActBlock), tokens,
+           p.k, y.data(), p.rows);
+  }
   return y;
 }
 
-TEST(GgmlGemm, LaneCopiesMatchScalarAndKeepEachTokenAlone) {
-  const GemmKernels* ks = avx512_gemm_kernels();
-  if (ks == nullptr || ks->interleaved == nullptr || ks->interleaved->k_lanes == nullptr) {
-    GTEST_SKIP() << "no kernel set on this CPU has the K-quant lanes layout";
-  }
-  ASSERT_FALSE(ks->ggml->super_block_activations) << "the lanes kernels take 32-value blocks";
-  const KQuantLaneKernels& lanes = *ks->interleaved->k_lanes;
+void expect_lanes_match_scalar(const GemmKernels& ks) {
+  const KQuantLaneKernels& lanes = *ks.interleaved->k_lanes;
+  const bool blocks_256 = ks.ggml->super_block_activations;  // the activations the set's K-quants take
+  const GgmlBlockKernels& reference = blocks_256 ? scalar_ggml_super_block_kernels() : scalar_ggml_block_kernels();
   const LaneCase lane_cases[] = {
       {TensorType::kQ4_K, &KQuantLaneKernels::interleave_q4_k, &KQuantLaneKernels::q4_k},
       {TensorType::kQ6_K, &KQuantLaneKernels::interleave_q6_k, &KQuantLaneKernels::q6_k},
@@ -252,21 +254,31 @@ TEST(GgmlGemm, LaneCopiesMatchScalarAndKeepEachTokenAlone) {
         std::vector<uint8_t> copy(p.w.size());
         (lanes.*lc.interleave)(p.w.data(), p.row_bytes, rows, k, copy.data());
         const GemmKernel kernel = lanes.*lc.kernel;
-        const std::vector<float> want = run(bind(scalar_ggml_block_kernels(), tc), p, 0, p.tokens);
-        const std::vector<float> all = run_lanes(kernel, copy, p, 0, p.tokens);
+        const std::vector<float> want = run(bind(reference, tc), p, 0, p.tokens);
+        const std::vector<float> all = run_lanes(kernel, blocks_256, copy, p, 0, p.tokens);
         for (size_t i = 0; i < want.size(); ++i) {
           ASSERT_NEAR(all[i], want[i], 1e-5f * std::sqrt(static_cast<float>(k)) + 1e-4f * std::fabs(want[i]))
-              << name_of(tc.type) << " rows " << rows << " k " << k << " at " << i;
+              << ks.isa << " " << name_of(tc.type) << " rows " << rows << " k " << k << " at " << i;
         }
         for (int64_t t = 0; t < p.tokens; ++t) {
-          const std::vector<float> one = run_lanes(kernel, copy, p, t, 1);
+          const std::vector<float> one = run_lanes(kernel, blocks_256, copy, p, t, 1);
           for (int64_t r = 0; r < rows; ++r) {
-            ASSERT_EQ(all[t * rows + r], one[r]) << name_of(tc.type) << " token " << t << " row " << r;
+            ASSERT_EQ(all[t * rows + r], one[r]) << ks.isa << " " << name_of(tc.type) << " token " << t << " row " << r;
           }
         }
       }
     }
   }
+}
+
+TEST(GgmlGemm, LaneCopiesMatchScalarAndKeepEachTokenAlone) {
+  int sets = 0;
+  for (const GemmKernels* ks : {avx2_gemm_kernels(), avx512_gemm_kernels()}) {
+    if (ks == nullptr || ks->interleaved == nullptr || ks->interleaved->k_lanes == nullptr) continue;
+    expect_lanes_match_scalar(*ks);
+    ++sets;
+  }
+  if (sets == 0) GTEST_SKIP() << "no kernel set on this CPU has the K-quant lanes layout";
 }
 
 }  // namespace

@@ -24,9 +24,9 @@ namespace afm::cpu {
 // against a 27 GB/s read bandwidth; with both requests 21.6 and 23-27 GB/s
 // (bench/gemm_kernel_bench --type T --rows 16384 --k 4096, and --rows 65536 --k 2048; the AVX2
 // sets gain alike, docs/benchmarks.md). 16 and 32 KB measured alike; a few such streams per
-// thread stay well inside any L2. (The interleaved q8_0 / q4_0 kernels ask for nothing in decode:
-// their layout is read front to back, which the hardware prefetcher follows faster; see below.
-// Their batches still ask.)
+// thread stay well inside any L2. (The interleaved q8_0 / q4_0 and the q4_k / q6_k lanes kernels
+// ask for nothing in decode: their layouts are read front to back, which the hardware
+// prefetcher follows faster; see below. Their batches still ask.)
 inline constexpr int kFarPrefetchBytes = 16384;
 
 // 32 activations quantised to int8 with one float scale; `sum` (the sum of q) lets a kernel
@@ -110,7 +110,7 @@ struct FloatGroupKernels {
 
 // q4_k / q6_k weights in the 16-row lanes layout (k_quant_lanes.h, made at load like the
 // copies above): against the same activation rows as the set's file-layout K-quant kernels
-// (ActBlock rows in the AVX-512 set). Each call is per-token exact, whatever n_tok; the
+// (ActBlock rows in the AVX-512 set, ActBlock256 rows in the AVX2 set). Each call is per-token exact, whatever n_tok; the
 // rounding differs from the file layout's kernels (not bit-identical to them), so a matrix
 // whose groups have a lanes copy sends every per-token row there (ops/matmul.cpp).
 struct KQuantLaneKernels {
@@ -188,8 +188,9 @@ FloatGroupKernels avx512_float_group_kernels_impl();
 // Null when this build lacks AVX-512 VNNI or AVX2 (gemm_avx512_interleaved.cpp); the caller
 // checks the CPU, as for avx512_gemm_kernels_impl.
 const InterleavedKernels* avx512_interleaved_kernels_impl();
-// Null when this build lacks AVX-512 VNNI (gemm_avx512_k_lanes.cpp).
+// Null when this build lacks AVX-512 VNNI (gemm_avx512_k_lanes.cpp) or AVX2 (gemm_avx2_k_lanes.cpp).
 const KQuantLaneKernels* avx512_k_lane_kernels_impl();
+const KQuantLaneKernels* avx2_k_lane_kernels_impl();
 // Null when this build or CPU lacks the instruction set.
 const GemmKernels* avx2_gemm_kernels();
 const GemmKernels* avx512_gemm_kernels();

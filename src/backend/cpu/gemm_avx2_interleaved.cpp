@@ -199,7 +199,8 @@ constexpr int64_t kMaxTokens = INT64_MAX;
 const InterleavedKernels* avx2_interleaved_kernels_impl() {
   static const InterleavedKernels kernels{interleave<false>, interleave<true>, interleave_16bit,
                                           gemm_interleaved<false>, gemm_interleaved<true>,
-                                          kMaxTokens, avx2_float_group_kernels_impl()};
+                                          kMaxTokens, avx2_float_group_kernels_impl(),
+                                          avx2_k_lane_kernels_impl()};
   return &kernels;
 }
 
