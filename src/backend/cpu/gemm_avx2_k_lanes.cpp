@@ -26,7 +26,6 @@
 namespace afm::cpu {
 namespace {
 
-using k_lanes::kRows;
 
 constexpr int kHalfRows = 8;
 
@@ -229,29 +228,7 @@ void group_tokens(const uint8_t* group, int64_t nsb, const uint8_t* x, size_t xr
     for (int t = 0; t < T; ++t) _mm256_storeu_ps(y + t * ys + kHalfRows * h, acc[h][t]);
 }
 
-// Tokens kTokens at a time (each group's words serve them all), the rest 1-3 at once.
-constexpr int kTokens = 4;
-
-template <class Kind>
-void gemm_lanes(const void* w, size_t wrb, int64_t n_rows, const void* x, size_t xrb, int64_t n_tok,
-                int64_t k, float* y, int64_t ys) {
-  const int64_t nsb = k / 256;
-  const auto* xb = static_cast<const uint8_t*>(x);
-  for (int64_t g0 = 0; g0 + kRows <= n_rows; g0 += kRows) {
-    const uint8_t* group = static_cast<const uint8_t*>(w) + static_cast<size_t>(g0) * wrb;
-    int64_t t = 0;
-    for (; t + kTokens <= n_tok; t += kTokens) {
-      group_tokens<Kind, kTokens>(group, nsb, xb + t * xrb, xrb, t == 0, y + t * ys + g0, ys);
-    }
-    const bool prefetch = t == 0 && n_tok > 1;  // a batch's first pass; never decode
-    switch (n_tok - t) {
-      case 3: group_tokens<Kind, 3>(group, nsb, xb + t * xrb, xrb, prefetch, y + t * ys + g0, ys); break;
-      case 2: group_tokens<Kind, 2>(group, nsb, xb + t * xrb, xrb, prefetch, y + t * ys + g0, ys); break;
-      case 1: group_tokens<Kind, 1>(group, nsb, xb + t * xrb, xrb, prefetch, y + t * ys + g0, ys); break;
-      default: break;
-    }
-  }
-}
+#include "backend/cpu/k_lanes_drive.inc"
 
 // This set's file-layout K-quant kernels are register tiles only (no packed batch path), and
 // these run faster at every batch size: one AMD EPYC Zen 4 core with this set (AFM_CPU=avx2,
