@@ -26,7 +26,6 @@
 namespace afm::cpu {
 namespace {
 
-
 constexpr int kHalfRows = 8;
 
 inline __m256i load256(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
