@@ -44,38 +44,24 @@ const std::vector<TypeInfo> kTypes{
     {"q4_0", TensorType::kQ4_0, nullptr, {0}},
 };
 
-// The kernel for q8_0 / q4_0: the interleaved one (w rewritten in its layout) where the set has
-// it and the rows allow it, else the file layout's.
-GemmKernel plain_block_kernel(const afm::cpu::GemmKernels& set, const TypeInfo& type, int64_t rows,
-                              int64_t k, size_t row_bytes, std::vector<uint8_t>& w, const char** layout) {
-  const bool q8 = type.type == TensorType::kQ8_0;
-  const afm::cpu::InterleavedKernels* il = set.interleaved;
-  if (il == nullptr || rows % 16 != 0) {
-    *layout = "file";
-    return q8 ? set.q8_0 : set.q4_0;
-  }
-  std::vector<uint8_t> out(w.size());
-  (q8 ? il->interleave_q8_0 : il->interleave_q4_0)(w.data(), row_bytes, rows, k, out.data());
-  w.swap(out);
-  *layout = "interleaved";
-  return q8 ? il->q8_0 : il->q4_0;
-}
+// A layout decode reads for a type: what rewrites w into it, the kernel that reads it, its name.
+struct DecodeLayout {
+  void (*make)(const void* w, size_t w_row_bytes, int64_t n_rows, int64_t k, void* out) = nullptr;
+  GemmKernel kernel = nullptr;
+  const char* name = "file";
+};
 
-// The kernel for q4_k / q6_k: the lanes one (w rewritten in its layout) where the set has it
-// and the rows allow it, else the file layout's.
-GemmKernel k_quant_kernel(const afm::cpu::GemmKernels& set, const TypeInfo& type, int64_t rows,
-                          int64_t k, size_t row_bytes, std::vector<uint8_t>& w, const char** layout) {
-  const afm::cpu::KQuantLaneKernels* lanes = set.interleaved != nullptr ? set.interleaved->k_lanes : nullptr;
-  const bool q4 = type.type == TensorType::kQ4_K, q6 = type.type == TensorType::kQ6_K;
-  if (lanes == nullptr || rows % 16 != 0 || !(q4 || q6)) {
-    *layout = "file";
-    return set.ggml->*(type.kernel);
-  }
-  std::vector<uint8_t> out(w.size());
-  (q4 ? lanes->interleave_q4_k : lanes->interleave_q6_k)(w.data(), row_bytes, rows, k, out.data());
-  w.swap(out);
-  *layout = "lanes";
-  return q4 ? lanes->q4_k : lanes->q6_k;
+// q8_0 / q4_0: the 16-row interleaved copy; q4_k / q6_k: the lanes copy; none otherwise or
+// where the set lacks it.
+DecodeLayout decode_layout_of(const afm::cpu::GemmKernels& set, TensorType type) {
+  const afm::cpu::InterleavedKernels* il = set.interleaved;
+  if (il == nullptr) return {};
+  if (type == TensorType::kQ8_0) return {il->interleave_q8_0, il->q8_0, "interleaved"};
+  if (type == TensorType::kQ4_0) return {il->interleave_q4_0, il->q4_0, "interleaved"};
+  if (il->k_lanes == nullptr) return {};
+  if (type == TensorType::kQ4_K) return {il->k_lanes->interleave_q4_k, il->k_lanes->q4_k, "lanes"};
+  if (type == TensorType::kQ6_K) return {il->k_lanes->interleave_q6_k, il->k_lanes->q6_k, "lanes"};
+  return {};
 }
 
 const afm::cpu::GemmKernels* kernel_set(const std::string& name) {
@@ -141,15 +127,16 @@ int main(int argc, char** argv) {
   }
   const void* xp = blocks_256 ? static_cast<const void*>(x256.data()) : x32.data();
   const size_t x_row_bytes = blocks_256 ? k / 256 * sizeof(afm::cpu::ActBlock256) : k / 32 * sizeof(afm::cpu::ActBlock);
+  GemmKernel kernel = type->kernel != nullptr ? set->ggml->*(type->kernel)
+                                             : type->type == TensorType::kQ8_0 ? set->q8_0 : set->q4_0;
   const char* layout = "file";
-  GemmKernel kernel = nullptr;
-  if (layout_name == "file") {
-    kernel = type->kernel != nullptr ? set->ggml->*(type->kernel)
-                                     : type->type == TensorType::kQ8_0 ? set->q8_0 : set->q4_0;
-  } else if (type->kernel != nullptr) {
-    kernel = k_quant_kernel(*set, *type, rows, k, row_bytes, w, &layout);
-  } else {
-    kernel = plain_block_kernel(*set, *type, rows, k, row_bytes, w, &layout);
+  const DecodeLayout copy = decode_layout_of(*set, type->type);
+  if (layout_name == "copy" && copy.make != nullptr && rows % 16 == 0) {
+    std::vector<uint8_t> out(w.size());
+    copy.make(w.data(), row_bytes, rows, k, out.data());
+    w.swap(out);
+    kernel = copy.kernel;
+    layout = copy.name;
   }
   // On huge pages, as the model's decode copies are (ops/interleaved_weights.h).
   // --copies N: N copies of the matrix, called in turn, so that a model-sized matrix still

@@ -5,7 +5,8 @@
 // the file's layout has it read four rows side by side (the hardware prefetcher follows one
 // stream, not four short ones: one core decoded f16 ~40% faster); the 16-row lanes of its
 // q4_k / q6_k matrices (backend/cpu/k_quant_lanes.h), where a sub-block's scale work is paid
-// once per 16 rows (one core decoded Qwen3-0.6B Q4_K_M ~20% faster); and the lane
+// once per 16 rows (one core decoded Qwen3-0.6B Q4_K_M at 61-69 tokens/s against 47-52,
+// docs/engine.md); and the lane
 // forms of its astc6x6 matrices (quant/astc_lanes.h: the file's size plus the few tiles that
 // have no lane block), which decode with a few SIMD operations per tile instead of a block parse.
 //
@@ -38,13 +39,13 @@ class InterleavedWeights {
 
   // When copies are enabled: sets m.interleaved to a new copy of m's whole 16-row groups when
   // m is q8_0 / q4_0 / f16 / bf16 with at least 16 rows, or q4_k / q6_k in a kernel set with
-  // their lanes (and AFM_K_LANES is not 0); points m.data at a verbatim copy on
-  // huge pages when m is any other type with rows (K-quants, q4_1 / q5_x, q2_b, f32, and the
-  // types above when under 16 rows): its kernels read the file's layout, which streams faster
-  // off huge pages (Qwen3-0.6B-shaped decode on one Zen 4 core: Q4_K_M +20-30%, Q6_K +5-15%,
-  // docs/engine.md). Sets
-  // m.interleaved to the lane forms of m's `stack` matrices (each m.rows / stack rows, tiled
-  // on its own) when m is astc6x6 and AFM_INTERLEAVE is not 0. Otherwise leaves m as it is.
+  // their lanes (and AFM_K_LANES is not 0); points m.data at a verbatim copy on huge pages when
+  // m is any other type with rows (q2_k / q3_k / q5_k, q4_1 / q5_x, q2_b, f32, and the types
+  // above when under 16 rows or without their copy in this kernel set): its kernels read the
+  // file's layout, which streams faster off huge pages (measured before q4_k / q6_k had lanes,
+  // Qwen3-0.6B decode on one Zen 4 core: Q4_K_M +20-30%, Q6_K +5-15%, docs/engine.md). Sets
+  // m.interleaved to the lane forms of m's `stack` matrices (each m.rows / stack rows, tiled on
+  // its own) when m is astc6x6 and AFM_INTERLEAVE is not 0. Otherwise leaves m as it is.
   // `file` holds m.data: the copied pages are dropped from it.
   void attach(Matrix& m, const gguf::File& file, int64_t stack = 1);
 

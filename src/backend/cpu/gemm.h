@@ -110,9 +110,10 @@ struct FloatGroupKernels {
 
 // q4_k / q6_k weights in the 16-row lanes layout (k_quant_lanes.h, made at load like the
 // copies above): against the same activation rows as the set's file-layout K-quant kernels
-// (ActBlock rows in the AVX-512 set, ActBlock256 rows in the AVX2 set). Each call is per-token exact, whatever n_tok; the
-// rounding differs from the file layout's kernels (not bit-identical to them), so a matrix
-// whose groups have a lanes copy sends every per-token row there (ops/matmul.cpp).
+// (ActBlock rows in the AVX-512 set, ActBlock256 rows in the AVX2 set). Each call is per-token
+// exact, whatever n_tok; the rounding differs from the file layout's kernels (not bit-identical
+// to them), so a matrix whose groups have a lanes copy sends every per-token row there
+// (ops/matmul.cpp).
 struct KQuantLaneKernels {
   // w: n_rows (a multiple of 16) rows of k values in the file's layout -> out, the same size.
   void (*interleave_q4_k)(const void* w, size_t w_row_bytes, int64_t n_rows, int64_t k, void* out);

@@ -23,7 +23,6 @@
 namespace afm::cpu {
 namespace {
 
-
 inline __m512i load_word(const uint8_t* p) { return _mm512_loadu_si512(reinterpret_cast<const void*>(p)); }
 
 // The 16 rows' f16 values at p as floats.
@@ -177,9 +176,17 @@ inline void q6_k_super_block(const uint8_t* p, const ActBlock* const (&a)[T], __
 
 struct Q4KLanes {
   static constexpr size_t kGroupBlock = k_lanes::kQ4KGroupBlock;
+  template <int T>
+  static void super_block(const uint8_t* p, const ActBlock* const (&a)[T], __m512 (&acc)[T]) {
+    q4_k_super_block<T>(p, a, acc);
+  }
 };
 struct Q6KLanes {
   static constexpr size_t kGroupBlock = k_lanes::kQ6KGroupBlock;
+  template <int T>
+  static void super_block(const uint8_t* p, const ActBlock* const (&a)[T], __m512 (&acc)[T]) {
+    q6_k_super_block<T>(p, a, acc);
+  }
 };
 
 // One 16-row group (all its super-blocks) against T tokens. A batch's first pass over a group
@@ -204,15 +211,10 @@ void group_tokens(const uint8_t* group, int64_t nsb, const uint8_t* x, size_t xr
         _mm_prefetch(reinterpret_cast<const char*>(p) + kFarPrefetchBytes + line, _MM_HINT_T1);
       }
     }
-    if constexpr (Kind::kGroupBlock == k_lanes::kQ4KGroupBlock) {
-      q4_k_super_block<T>(p, a, acc);
-    } else {
-      q6_k_super_block<T>(p, a, acc);
-    }
+    Kind::template super_block<T>(p, a, acc);
   }
   for (int t = 0; t < T; ++t) _mm512_storeu_ps(y + t * ys, acc[t]);
 }
-
 
 #include "backend/cpu/k_lanes_drive.inc"
 
