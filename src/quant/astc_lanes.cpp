@@ -80,6 +80,25 @@ void lane_block_f16(const LaneBlock& block, uint16_t out[kTexels]) {
   }
 }
 
+void lane_exponent_range(const LaneBlock& block, int* lo, int* hi) {
+  uint16_t palette[8];
+  lane_palette_f16(block, palette);
+  *lo = 31, *hi = 0;
+  for (uint16_t h : palette) {
+    *lo = std::min(*lo, h >> 10);
+    *hi = std::max(*hi, h >> 10);
+  }
+}
+
+int32_t lane_palette_int(const LaneBlock& block, int k, int exponent) {
+  uint16_t palette[8];
+  lane_palette_f16(block, palette);
+  const int e = palette[k] >> 10, shift = e - exponent;
+  if (shift < 0 || shift > 15) return 0;
+  // A signed 16-bit lane, as the SIMD shift leaves it (positive within the span).
+  return static_cast<int16_t>(static_cast<uint16_t>((1024 | (palette[k] & 1023)) << shift));
+}
+
 LaneLayout lane_layout(int64_t rows, int64_t cols) {
   const TileGrid g = tile_grid(rows, cols);
   LaneLayout l;
@@ -88,11 +107,39 @@ LaneLayout lane_layout(int64_t rows, int64_t cols) {
   const size_t tiles = static_cast<size_t>(g.tile_rows * g.tile_cols);
   l.offsets_at = tiles * sizeof(LaneBlock);
   l.index_at = (l.offsets_at + tiles * 2 + 7) / 8 * 8;
-  l.bytes = (l.index_at + static_cast<size_t>(g.tile_rows + 1) * 8 + 63) / 64 * 64;
+  l.exponents_at = l.index_at + static_cast<size_t>(g.tile_rows + 1) * 8;
+  l.bytes = (l.exponents_at + static_cast<size_t>(g.tile_rows) + 63) / 64 * 64;
   return l;
 }
 
 namespace {
+
+// A lane block's exponent range, or none (lo > hi) for a tile that has no lane block.
+struct ExponentRange {
+  int lo = 1, hi = 0;
+  // Whether the integer kernels can read the block on a tile row of exponent e: normal values
+  // (field 1..30, no clamp to the largest finite f16) within the span.
+  bool fits(int e) const { return lo <= hi && lo >= e && hi <= e + kExponentSpan && lo >= 1 && hi <= 30; }
+};
+
+// The exponent of a tile row: the E in 1..30 that the most of its lane blocks fit. Block b fits
+// every E in [hi - span, lo]: a difference array over E counts them in one pass.
+int row_exponent(const std::vector<ExponentRange>& ranges) {
+  int count[32] = {};
+  for (const ExponentRange& r : ranges) {
+    if (r.lo > r.hi || r.lo < 1 || r.hi > 30) continue;
+    const int from = std::max(1, r.hi - kExponentSpan), to = r.lo;
+    if (from > to) continue;
+    ++count[from];
+    --count[to + 1];
+  }
+  int best = 1, best_count = -1, running = 0;
+  for (int e = 1; e <= 30; ++e) {
+    running += count[e];
+    if (running > best_count) best = e, best_count = running;
+  }
+  return best;
+}
 
 // Building a stack's lane forms: work unit u is tile row u % tile_rows of matrix u / tile_rows.
 struct Builder {
@@ -107,14 +154,25 @@ struct Builder {
 
   // Units [begin, end): lane blocks into the regions, exceptions appended to `records`.
   void build(int64_t begin, int64_t end, std::vector<LaneException>& records) {
+    std::vector<ExponentRange> ranges;
     for (int64_t u = begin; u < end; ++u) {
       const int64_t e = u / layout.tile_rows, tr = u % layout.tile_rows;
       const uint8_t* blocks_in = astc + e * file_bytes;
-      auto* blocks = reinterpret_cast<LaneBlock*>(out.regions.data() + e * layout.bytes);
+      uint8_t* region = out.regions.data() + e * layout.bytes;
+      auto* blocks = reinterpret_cast<LaneBlock*>(region);
       first_record[u] = records.size();
+      ranges.assign(static_cast<size_t>(layout.tile_cols), ExponentRange{});
       for (int64_t tc = 0; tc < layout.tile_cols; ++tc) {
         const int64_t t = tr * layout.tile_cols + tc;
-        if (to_lane_block(blocks_in + t * kBlockBytes, &blocks[t])) continue;
+        if (to_lane_block(blocks_in + t * kBlockBytes, &blocks[t])) {
+          lane_exponent_range(blocks[t], &ranges[tc].lo, &ranges[tc].hi);
+        }
+      }
+      const int exponent = row_exponent(ranges);
+      region[layout.exponents_at + tr] = static_cast<uint8_t>(exponent);
+      for (int64_t tc = 0; tc < layout.tile_cols; ++tc) {
+        const int64_t t = tr * layout.tile_cols + tc;
+        if (ranges[tc].fits(exponent)) continue;
         blocks[t] = LaneBlock{};  // decodes to zeros: the record carries the tile
         uint16_t texels[kTexels];
         AFM_CHECK(decode_block_f16(blocks_in + t * kBlockBytes, texels) == BlockStatus::kOk);
@@ -187,6 +245,7 @@ LaneView lane_view(const void* region, int64_t rows, int64_t cols) {
   v.blocks = reinterpret_cast<const LaneBlock*>(base);
   v.offsets = reinterpret_cast<const uint16_t*>(base + l.offsets_at);
   v.index = reinterpret_cast<const uint64_t*>(base + l.index_at);
+  v.exponents = base + l.exponents_at;
   v.base = base;
   v.tile_rows = l.tile_rows;
   v.tile_cols = l.tile_cols;

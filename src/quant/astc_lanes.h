@@ -14,9 +14,16 @@
 // One matrix's region: the lane blocks (tile-row-major, 16 bytes each), the f16 tile offsets as
 // in the file, then an index of (tile_rows + 1) u64 byte offsets, counted from the region's
 // start, of each tile row's first exception record; records of tile row tr lie in
-// [index[tr], index[tr + 1]). Records follow the regions of all the matrices of a stack, so a
-// region has a fixed size and the e-th matrix of a stack starts at e * lane_layout().bytes.
-// An exception's tile holds an all-zero lane block, which decodes to zeros.
+// [index[tr], index[tr + 1]); then one byte per tile row, its exponent (below). Records follow
+// the regions of all the matrices of a stack, so a region has a fixed size and the e-th matrix
+// of a stack starts at e * lane_layout().bytes. An exception's tile holds an all-zero lane
+// block, which decodes to zeros.
+//
+// The exponent E of a tile row lets the integer kernels read every lane block of the row as
+// integers on one scale: each palette value of its lane blocks is a normal f16 whose exponent
+// field lies in [E, E + kExponentSpan], so it equals m << (exponent - E) times 2^(E - 25), with m
+// the 11-bit significand, an integer below 2^15. A block of the lane shape outside the row's span
+// is an exception. make_lane_forms picks the E that leaves the fewest.
 #pragma once
 
 #include <array>
@@ -31,6 +38,7 @@ namespace afm::quant::astc {
 inline constexpr int kLevels = 6;   // weight levels of a lane block
 inline constexpr int kDigitBytes = 12;
 inline constexpr int kLanes = 48;   // a decoded tile in lane order: 36 texels and 12 padding lanes
+inline constexpr int kExponentSpan = 4;  // 2047 << 4 still fits a signed 16-bit lane
 
 // The six unquantised weights (of 0..64) that digits 0..5 stand for, ascending: ASTC's 6-level
 // weight range.
@@ -66,12 +74,23 @@ void lane_block_f16(const LaneBlock& block, uint16_t out[kTexels]);
 // only padding lanes can select) give the value at weight 0.
 void lane_palette_f16(const LaneBlock& block, uint16_t palette[8]);
 
+// The smallest and largest f16 exponent field among a lane block's 8 palette values.
+void lane_exponent_range(const LaneBlock& block, int* lo, int* hi);
+
+// The integer significand of palette value k of a lane block on its tile row's scale: m << (e -
+// exponent) for a normal value with exponent field e in [exponent, exponent + kExponentSpan], so
+// that the value is the result times 2^(exponent - 25); 0 when e is below `exponent` (the
+// all-zero block of an exception) or more than 15 above it, as the SIMD shift gives. The scalar
+// reference of the integer kernels.
+int32_t lane_palette_int(const LaneBlock& block, int k, int exponent);
+
 // Sizes of one matrix's region.
 struct LaneLayout {
   int64_t tile_rows = 0, tile_cols = 0;
-  size_t offsets_at = 0;  // byte offset of the f16 tile offsets
-  size_t index_at = 0;    // byte offset of the exception index (8-byte aligned)
-  size_t bytes = 0;       // the region, a multiple of 64
+  size_t offsets_at = 0;    // byte offset of the f16 tile offsets
+  size_t index_at = 0;      // byte offset of the exception index (8-byte aligned)
+  size_t exponents_at = 0;  // byte offset of the tile rows' exponents
+  size_t bytes = 0;         // the region, a multiple of 64
 };
 LaneLayout lane_layout(int64_t rows, int64_t cols);
 
@@ -93,6 +112,7 @@ struct LaneView {
   const LaneBlock* blocks = nullptr;
   const uint16_t* offsets = nullptr;
   const uint64_t* index = nullptr;
+  const uint8_t* exponents = nullptr;  // per tile row, at least 1
   const uint8_t* base = nullptr;
   int64_t tile_rows = 0, tile_cols = 0;
 

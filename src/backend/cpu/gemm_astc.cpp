@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <vector>
 
 #include "backend/cpu/gemm_astc_lanes.h"
@@ -90,6 +93,30 @@ void scalar_exception(const astc::LaneException& e, const float* xpat, float out
   add_rows(products, out);
 }
 
+// The integer row path's reference (gemm_astc_lanes.h): each group's sums in 64-bit integers,
+// texel by texel.
+void scalar_row_q(const astc::LaneBlock* blocks, const uint16_t* offsets, const float* sums,
+                  int64_t tile_cols, int exponent, const int16_t* qpat, const float* scales,
+                  float out[kTile]) {
+  float offset_sum = 0, rows[kTile] = {};
+  for (int64_t tc = 0; tc < tile_cols; ++tc) offset_sum += f16_to_f32(offsets[tc]) * sums[tc];
+  for (int64_t g = 0; g * kGroupTiles < tile_cols; ++g) {
+    int64_t acc[kTile] = {};
+    for (int64_t tc = g * kGroupTiles; tc < std::min<int64_t>(tile_cols, (g + 1) * kGroupTiles); ++tc) {
+      int32_t palette[8];
+      for (int k = 0; k < 8; ++k) palette[k] = astc::lane_palette_int(blocks[tc], k, exponent);
+      for (int j = 0; j < astc::kDigitBytes; ++j) {
+        const int b = blocks[tc].digits[j], digit[3] = {b % 6, (b / 6) % 6, b / 36};
+        for (int d = 0; d < 3; ++d) {
+          acc[(j + astc::kDigitBytes * d) / kTile] += int64_t{palette[digit[d]]} * qpat[tc * kQpatLanes + j];
+        }
+      }
+    }
+    for (int y = 0; y < kTile; ++y) rows[y] += scales[g] * static_cast<float>(acc[y]);
+  }
+  for (int y = 0; y < kTile; ++y) out[y] = offset_sum + rows[y] * std::ldexp(1.0f, exponent - 25);
+}
+
 const AstcLaneKernels& kernels() {
   static const AstcLaneKernels* k = [] {
     const CpuFeatures& f = cpu_features();
@@ -98,6 +125,20 @@ const AstcLaneKernels& kernels() {
     return simd != nullptr ? simd : &astc_lane_kernels_scalar();
   }();
   return *k;
+}
+
+// The set with the integer row path, where the CPU has one and AFM_ASTC_INT is not 0; else
+// null (the float lanes). AFM_ASTC_INT=portable takes the path through its reference kernel on
+// any CPU (for tests).
+const AstcLaneKernels* int_kernels() {
+  static const AstcLaneKernels* k = [] () -> const AstcLaneKernels* {
+    const char* env = std::getenv("AFM_ASTC_INT");
+    if (env != nullptr && std::string_view(env) == "0") return nullptr;
+    if (env != nullptr && std::string_view(env) == "portable") return &astc_lane_kernels_scalar();
+    const CpuFeatures& f = cpu_features();
+    return f.avx512 && f.avx512_vnni ? astc_lane_kernels_avx512_vnni() : nullptr;
+  }();
+  return k;
 }
 
 // ---- layouts shared by both paths ----------------------------------------------------------
@@ -132,34 +173,75 @@ void store_rows(const Scratch& s, int64_t tr, int64_t row_begin, int64_t row_end
 
 // ---- the lane form -------------------------------------------------------------------------
 
+// One token's input as the row kernels read it: per tile column the 16 floats of the float
+// lanes (gemm_astc_lanes.h), its sum, and for the integer path the quantised lanes and the
+// groups' scales.
+struct VectorInput {
+  std::vector<float> xpat, sums, scales;
+  std::vector<int16_t> qpat;
+
+  void prepare(const float* x, int64_t cols, int64_t tile_cols, bool quantised) {
+    xpat.resize(static_cast<size_t>(tile_cols * kXpatFloats));
+    sums.resize(static_cast<size_t>(tile_cols));
+    for (int64_t tc = 0; tc < tile_cols; ++tc) {
+      float xs[kTile], sum = 0;
+      for (int i = 0; i < kTile; ++i) {
+        const int64_t c = tc * kTile + i;
+        xs[i] = c < cols ? x[c] : 0.0f;
+        sum += xs[i];
+      }
+      float* xp = xpat.data() + tc * kXpatFloats;
+      for (int p = 0; p < 2; ++p) {
+        for (int i = 0; i < 8; ++i) xp[8 * p + i] = i < kTile ? xs[(2 * i + p) % kTile] : 0.0f;
+      }
+      sums[tc] = sum;
+    }
+    if (quantised) quantise(x, cols, tile_cols);
+  }
+
+  // q = round(x / scale), scale = the group's largest |x| / kQMax, so |q| <= kQMax.
+  void quantise(const float* x, int64_t cols, int64_t tile_cols) {
+    const int64_t groups = (tile_cols + kGroupTiles - 1) / kGroupTiles;
+    const int64_t per_group = int64_t{kGroupTiles} * kTile;
+    scales.assign(static_cast<size_t>(groups), 0.0f);
+    qpat.assign(static_cast<size_t>(groups * kGroupTiles * kQpatLanes), 0);
+    for (int64_t g = 0; g < groups; ++g) {
+      const int64_t begin = g * per_group, end = std::min(cols, begin + per_group);
+      float largest = 0;
+      for (int64_t c = begin; c < end; ++c) largest = std::max(largest, std::abs(x[c]));
+      if (largest == 0) continue;
+      scales[g] = largest / kQMax;
+      const float inverse = kQMax / largest;
+      for (int64_t c = begin; c < end; ++c) {
+        const auto q = static_cast<int16_t>(std::clamp(std::nearbyint(x[c] * inverse), -float{kQMax}, float{kQMax}));
+        int16_t* lanes = qpat.data() + (c / kTile) * kQpatLanes;
+        lanes[c % kTile] = q;
+        lanes[c % kTile + kTile] = q;
+      }
+    }
+  }
+};
+
 // One token: the input laid out per tile column as the lanes read it (gemm_astc_lanes.h), so a
-// tile's product is 6 lane-wise multiply-adds; the 6 rows are summed out of the 48 lanes once
-// per tile row.
+// tile's product is lane-wise; the 6 rows are summed out of the lanes once per tile row. The
+// integer path where the CPU has one, else the float lanes.
 void lanes_vector(const astc::LaneView& v, int64_t cols, int64_t row_begin, int64_t row_end,
                   const float* x, float* y) {
-  thread_local std::vector<float> xpat, sums;
-  xpat.resize(static_cast<size_t>(v.tile_cols * kXpatFloats));
-  sums.resize(static_cast<size_t>(v.tile_cols));
-  for (int64_t tc = 0; tc < v.tile_cols; ++tc) {
-    float xs[kTile], sum = 0;
-    for (int i = 0; i < kTile; ++i) {
-      const int64_t c = tc * kTile + i;
-      xs[i] = c < cols ? x[c] : 0.0f;
-      sum += xs[i];
-    }
-    float* xp = xpat.data() + tc * kXpatFloats;
-    for (int p = 0; p < 2; ++p) {
-      for (int i = 0; i < 8; ++i) xp[8 * p + i] = i < kTile ? xs[(2 * i + p) % kTile] : 0.0f;
-    }
-    sums[tc] = sum;
-  }
-  const AstcLaneKernels& k = kernels();
+  const AstcLaneKernels* quantised = int_kernels();
+  thread_local VectorInput in;
+  in.prepare(x, cols, v.tile_cols, quantised != nullptr);
+  const AstcLaneKernels& k = quantised != nullptr ? *quantised : kernels();
   for (int64_t tr = row_begin / kTile; tr * kTile < row_end; ++tr) {
     float row[kTile];
-    k.row(v.blocks + tr * v.tile_cols, v.offsets + tr * v.tile_cols, sums.data(), v.tile_cols,
-          xpat.data(), row);
+    if (quantised != nullptr) {
+      k.row_q(v.blocks + tr * v.tile_cols, v.offsets + tr * v.tile_cols, in.sums.data(), v.tile_cols,
+              v.exponents[tr], in.qpat.data(), in.scales.data(), row);
+    } else {
+      k.row(v.blocks + tr * v.tile_cols, v.offsets + tr * v.tile_cols, in.sums.data(), v.tile_cols,
+            in.xpat.data(), row);
+    }
     for (auto* e = v.exceptions_begin(tr); e != v.exceptions_end(tr); ++e) {
-      k.exception(*e, xpat.data() + e->tile_col * kXpatFloats, row);
+      k.exception(*e, in.xpat.data() + e->tile_col * kXpatFloats, row);
     }
     const int64_t first = std::max(row_begin, tr * kTile), last = std::min(row_end, tr * kTile + kTile);
     for (int64_t r = first; r < last; ++r) y[r] = row[r - tr * kTile];
@@ -199,7 +281,8 @@ void lanes_batch(const astc::LaneView& v, int64_t cols, int64_t row_begin, int64
 }  // namespace
 
 const AstcLaneKernels& astc_lane_kernels_scalar() {
-  static const AstcLaneKernels k{scalar_row, scalar_exception, scalar_decode, scalar_tile_product};
+  static const AstcLaneKernels k{scalar_row, scalar_exception, scalar_decode, scalar_tile_product,
+                                 scalar_row_q};
   return k;
 }
 
@@ -225,6 +308,8 @@ void astc6x6_gemm(const uint8_t* w, int64_t rows, int64_t cols, int64_t row_begi
     store_rows(s, tr, row_begin, row_end, n_tok, y, ldy);
   }
 }
+
+bool astc6x6_quantises_one_token() { return int_kernels() != nullptr; }
 
 void astc6x6_lanes_gemm(const void* lanes, int64_t rows, int64_t cols, int64_t row_begin,
                         int64_t row_end, const float* x, int64_t n_tok, float* y, int64_t ldy) {

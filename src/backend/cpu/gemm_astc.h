@@ -14,6 +14,11 @@ namespace afm::cpu {
 void astc6x6_gemm(const uint8_t* w, int64_t rows, int64_t cols, int64_t row_begin,
                   int64_t row_end, const float* x, int64_t n_tok, float* y, int64_t ldy);
 
+// Whether astc6x6_lanes_gemm computes one token's product on the integer path (AVX-512 VNNI,
+// unless AFM_ASTC_INT=0): the input quantised per 96 columns to 12-bit integers
+// (gemm_astc_lanes.h), the weights exact. Batches and other CPUs multiply floats.
+bool astc6x6_quantises_one_token();
+
 // The same product read from the matrix's lane form (quant/astc_lanes.h, a region made by
 // make_lane_forms): the same weights, summed in another order. AVX2 where the CPU has it.
 void astc6x6_lanes_gemm(const void* lanes, int64_t rows, int64_t cols, int64_t row_begin,

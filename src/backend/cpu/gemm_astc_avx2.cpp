@@ -178,7 +178,7 @@ void avx2_tile_product(const float* tile, float offset, const float* x, const fl
 
 const AstcLaneKernels* astc_lane_kernels_avx2() {
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
-  static const AstcLaneKernels k{avx2_row, avx2_exception, avx2_decode, avx2_tile_product};
+  static const AstcLaneKernels k{avx2_row, avx2_exception, avx2_decode, avx2_tile_product, nullptr};
   return &k;
 #else
   return nullptr;

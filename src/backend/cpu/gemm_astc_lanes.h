@@ -13,6 +13,18 @@ namespace afm::cpu {
 // x[6 tc + (2 i + p) % 6] for i < 6 (0 past the matrix's last column) and 0 for i = 6, 7.
 inline constexpr int kXpatFloats = 16;
 
+// The integer row path (where a set has one): the input quantised per group of kGroupTiles tile
+// columns (96 inputs) to integers q = round(x / scale) of at most kQMax in magnitude, scale =
+// the group's largest |x| / kQMax, laid out as the lanes read them: qpat[tc * 16 + j] = q of
+// column 6 tc + j % 6 for j < 12, 0 for j = 12..15 (the lanes of the endpoint bytes). qpat
+// holds whole groups, zero past the matrix. Bounds: a lane block's integer palette is below
+// 2^15 and the products of one 32-bit lane over a group sum to at most
+// 8 x 2 x 32752 x 2047 < 2^31 (the kernel adds two texels of one block of every other tile
+// column into a lane).
+inline constexpr int kQpatLanes = 16;
+inline constexpr int kGroupTiles = 16;
+inline constexpr int kQMax = 2047;
+
 struct AstcLaneKernels {
   // The 6 outputs of one tile row: out[y] = sum over its tile_cols lane blocks of
   // sum_i tile(tc)[y][i] * x(tc)[i] + offset(tc) * sums[tc] (offsets f16).
@@ -28,6 +40,13 @@ struct AstcLaneKernels {
   // 6 x 6 tile and n_tok tokens (x, sums and acc with the tokens innermost).
   void (*tile_product)(const float* tile, float offset, const float* x, const float* sums,
                        int64_t n_tok, float* acc);
+  // The `row` product from the quantised input (above), null in sets without one: out[y] =
+  // 2^(exponent - 25) x sum over groups g of scales[g] x the integer sum over its lane blocks of
+  // lane_palette_int(digit, exponent) x q, plus the offsets' term as in `row`. Reads no block
+  // past tile_cols.
+  void (*row_q)(const quant::astc::LaneBlock* blocks, const uint16_t* offsets, const float* sums,
+                int64_t tile_cols, int exponent, const int16_t* qpat, const float* scales,
+                float out[quant::astc::kTile]);
 };
 
 const AstcLaneKernels& astc_lane_kernels_scalar();
@@ -35,6 +54,8 @@ const AstcLaneKernels& astc_lane_kernels_scalar();
 const AstcLaneKernels* astc_lane_kernels_avx2();
 // Null when the library was built without AVX-512 code: its own row kernel (two blocks per
 // register), the AVX2 set's other entries. The caller checks the CPU.
+// astc_lane_kernels_avx512_vnni adds the integer row path (vpermw lookups, vpdpwssd products).
 const AstcLaneKernels* astc_lane_kernels_avx512();
+const AstcLaneKernels* astc_lane_kernels_avx512_vnni();
 
 }  // namespace afm::cpu
