@@ -7,7 +7,8 @@ embedding kept q8_0, astc6x6 with the embedding kept q8_0), so the files differ 
 matrices; the Qwen2-0.5B shape's from bench/make_bench_model.py (q8_0) and `afm quantize` of it,
 cached under build/bench-cache/models/. Repetitions interleave the files (engine_bench.py
 explains why; the astc6x6 file runs twice, from its lane form and, with AFM_ASTC_LANES=0, from
-its blocks); the table gives tokens/s (median and range), the matrices' bits per weight,
+its blocks; three times where the CPU has the integer row path, AFM_ASTC_INT=0 giving the float
+lanes); the table gives tokens/s (median and range), the matrices' bits per weight,
 decode as a share of the bandwidth roofline of the file's bytes, the ratio to q4_0 and the
 encoder's seconds per million weights.
 
@@ -22,12 +23,21 @@ import time
 
 from engine_bench import afm_bench, bandwidth, fmt, summary
 from host_info import cpu_name
-from llama_cpp_build import CACHE, log
+from llama_cpp_build import CACHE, cpu_flags, log
 
 MODELS = os.path.join(CACHE, "models")
 # The astc6x6 file again with AFM_ASTC_LANES=0: each block parsed as the kernel meets it, what
 # the runtime did before the lane form (quant/astc_lanes.h).
 BLOCKS = "astc6x6, blocks parsed"
+# And, where the CPU has AVX-512 VNNI (the integer row path, docs/compression.md), with
+# AFM_ASTC_INT=0: the float lanes.
+FLOAT_LANES = "astc6x6, float lanes"
+VARIANTS = {BLOCKS: {"AFM_ASTC_LANES": "0"}, FLOAT_LANES: {"AFM_ASTC_INT": "0"}}
+
+
+def has_integer_path():
+    flags = cpu_flags()
+    return {"avx512f", "avx512bw", "avx512vl", "avx512_vnni"} <= flags
 
 
 def quantize(src, dst, *options):
@@ -35,6 +45,7 @@ def quantize(src, dst, *options):
     stats = dst + ".json"
     if not os.path.exists(dst) or not os.path.exists(stats):
         log(f"writing {os.path.basename(dst)} with afm quantize")
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
         start = time.time()
         out = subprocess.run(["build/afm", "quantize", src, dst, "--json", *options], check=True,
                              capture_output=True, text=True).stdout
@@ -54,6 +65,8 @@ def models(a):
         out["device"][t] = (dst, quantize(base, dst, "--type", t, "--embedding-type", "q8_0",
                                           "--threads", str(a.threads)))
     out["device"][BLOCKS] = out["device"]["astc6x6"]
+    if has_integer_path():
+        out["device"][FLOAT_LANES] = out["device"]["astc6x6"]
     if not a.skip_qwen:
         subprocess.run([sys.executable, "bench/make_bench_model.py", MODELS, "--types", "q8_0"],
                        check=True, stdout=subprocess.DEVNULL)
@@ -64,6 +77,8 @@ def models(a):
             out["qwen2-0.5b"][t] = (dst, quantize(src, dst, "--type", t, "--embedding-type",
                                                   "q8_0", "--threads", str(a.threads)))
         out["qwen2-0.5b"][BLOCKS] = out["qwen2-0.5b"]["astc6x6"]
+        if has_integer_path():
+            out["qwen2-0.5b"][FLOAT_LANES] = out["qwen2-0.5b"]["astc6x6"]
     return out
 
 
@@ -83,7 +98,7 @@ def main():
         bws.append(bandwidth(a))
         for m in files:
             for t, (path, _) in files[m].items():
-                got, info = afm_bench(path, a, {"AFM_ASTC_LANES": "0"} if t == BLOCKS else None)
+                got, info = afm_bench(path, a, VARIANTS.get(t))
                 sizes[(m, t)] = info["size_bytes"]
                 for k in ("pp", "tg"):
                     runs[(m, t)][k].append(got[k])
@@ -99,7 +114,7 @@ def main():
             tg = summary(runs[(m, t)]["tg"])[0]
             roof = bw * 1e9 / sizes[(m, t)]
             bpw, enc = "-", "-"
-            stored = "astc6x6" if t == BLOCKS else t
+            stored = "astc6x6" if t in VARIANTS else t
             if q and stored in q["tensor_types"]:
                 tt = q["tensor_types"][stored]
                 bpw = f"{8 * tt['bytes'] / tt['elements']:.2f}"
