@@ -55,6 +55,30 @@ inline __m256 palette(const astc::LaneBlock* block, __m256i weight_pairs) {
   return _mm256_cvtph_ps(h);
 }
 
+// The palettes of two neighbouring blocks at once: both interpolations, then one 16-bit pass of
+// the LNS mapping over both (the arithmetic of palette() on a full register instead of half).
+inline void palettes(const astc::LaneBlock* pair, __m256i weight_pairs, __m256& first, __m256& second) {
+  int32_t ends[2];
+  __builtin_memcpy(&ends[0], &pair[0].e0, 4);
+  __builtin_memcpy(&ends[1], &pair[1].e0, 4);
+  const __m256i bias = _mm256_set1_epi32(static_cast<int32_t>(0x80008000u));
+  const __m256i round = _mm256_set1_epi32(32768 * 64 + 32);
+  const __m256i a = _mm256_srli_epi32(
+      _mm256_add_epi32(_mm256_madd_epi16(_mm256_xor_si256(_mm256_set1_epi32(ends[0]), bias), weight_pairs), round), 6);
+  const __m256i b = _mm256_srli_epi32(
+      _mm256_add_epi32(_mm256_madd_epi16(_mm256_xor_si256(_mm256_set1_epi32(ends[1]), bias), weight_pairs), round), 6);
+  // packus works per 128-bit lane: [a0-3 b0-3 | a4-7 b4-7]; the qword permute puts a then b.
+  const __m256i c = _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xD8);
+  const __m256i mc = _mm256_and_si256(c, _mm256_set1_epi16(0x7FF));
+  const __m256i exponent = _mm256_and_si256(_mm256_srli_epi16(c, 1), _mm256_set1_epi16(0x7C00));
+  __m256i mt = _mm256_add_epi16(mc, _mm256_add_epi16(mc, mc));
+  mt = _mm256_add_epi16(mt, _mm256_subs_epu16(mc, _mm256_set1_epi16(512)));
+  mt = _mm256_add_epi16(mt, _mm256_subs_epu16(mc, _mm256_set1_epi16(1536)));
+  const __m256i h = _mm256_min_epu16(_mm256_or_si256(exponent, _mm256_srli_epi16(mt, 3)), _mm256_set1_epi16(0x7BFF));
+  first = _mm256_cvtph_ps(_mm256_castsi256_si128(h));
+  second = _mm256_cvtph_ps(_mm256_extracti128_si256(h, 1));
+}
+
 // The three digit vectors of a block's 16 bytes as 16-bit lanes: d0 = b % 6, d1 = (b / 6) % 6,
 // d2 = b / 36.
 struct Digits {
@@ -86,25 +110,33 @@ inline void add_rows(const __m256 s[3], float out[kTile]) {
   }
 }
 
+// One block's six lane vectors times its inputs into a[]: digit d's even and odd lanes.
+inline void accumulate_block(const astc::LaneBlock* block, __m256 pal, const float* xp, __m256 (&a)[6]) {
+  const Digits d = digits(block);
+  const __m256 xe = _mm256_loadu_ps(xp), xo = _mm256_loadu_ps(xp + 8);
+  a[0] = _mm256_fmadd_ps(even(pal, d.d0), xe, a[0]);
+  a[1] = _mm256_fmadd_ps(odd(pal, d.d0), xo, a[1]);
+  a[2] = _mm256_fmadd_ps(even(pal, d.d1), xe, a[2]);
+  a[3] = _mm256_fmadd_ps(odd(pal, d.d1), xo, a[3]);
+  a[4] = _mm256_fmadd_ps(even(pal, d.d2), xe, a[4]);
+  a[5] = _mm256_fmadd_ps(odd(pal, d.d2), xo, a[5]);
+}
+
 void avx2_row(const astc::LaneBlock* blocks, const uint16_t* offsets, const float* sums,
               int64_t tile_cols, const float* xpat, float out[kTile]) {
   const __m256i weight_pairs = constants().weight_pairs;
-  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0;
-  for (int64_t tc = 0; tc < tile_cols; ++tc) {
-    const __m256 pal = palette(blocks + tc, weight_pairs);
-    const Digits d = digits(blocks + tc);
-    const __m256 xe = _mm256_loadu_ps(xpat + tc * kXpatFloats);
-    const __m256 xo = _mm256_loadu_ps(xpat + tc * kXpatFloats + 8);
-    a0 = _mm256_fmadd_ps(even(pal, d.d0), xe, a0);
-    a1 = _mm256_fmadd_ps(odd(pal, d.d0), xo, a1);
-    a2 = _mm256_fmadd_ps(even(pal, d.d1), xe, a2);
-    a3 = _mm256_fmadd_ps(odd(pal, d.d1), xo, a3);
-    a4 = _mm256_fmadd_ps(even(pal, d.d2), xe, a4);
-    a5 = _mm256_fmadd_ps(odd(pal, d.d2), xo, a5);
+  __m256 a[6];
+  for (__m256& v : a) v = _mm256_setzero_ps();
+  int64_t tc = 0;
+  for (; tc + 2 <= tile_cols; tc += 2) {
+    __m256 pal[2];
+    palettes(blocks + tc, weight_pairs, pal[0], pal[1]);
+    for (int i = 0; i < 2; ++i) accumulate_block(blocks + tc + i, pal[i], xpat + (tc + i) * kXpatFloats, a);
   }
+  if (tc < tile_cols) accumulate_block(blocks + tc, palette(blocks + tc, weight_pairs), xpat + tc * kXpatFloats, a);
   // The tile offsets' term, 8 tiles at a time.
   __m256 o = _mm256_setzero_ps();
-  int64_t tc = 0;
+  tc = 0;
   for (; tc + 8 <= tile_cols; tc += 8) {
     const __m256 off = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(offsets + tc)));
     o = _mm256_fmadd_ps(off, _mm256_loadu_ps(sums + tc), o);
@@ -114,7 +146,7 @@ void avx2_row(const astc::LaneBlock* blocks, const uint16_t* offsets, const floa
   float offset_sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
   for (; tc < tile_cols; ++tc) offset_sum += _cvtsh_ss(offsets[tc]) * sums[tc];
   for (int y = 0; y < kTile; ++y) out[y] = offset_sum;
-  const __m256 s[3] = {_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3), _mm256_add_ps(a4, a5)};
+  const __m256 s[3] = {_mm256_add_ps(a[0], a[1]), _mm256_add_ps(a[2], a[3]), _mm256_add_ps(a[4], a[5])};
   add_rows(s, out);
 }
 
