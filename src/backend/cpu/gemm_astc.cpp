@@ -199,7 +199,9 @@ struct VectorInput {
     if (quantised) quantise(x, cols, tile_cols);
   }
 
-  // q = round(x / scale), scale = the group's largest |x| / kQMax, so |q| <= kQMax.
+  // q = round(x / scale), scale = the group's largest |x| / kQMax, so |q| <= kQMax. A group
+  // with an infinite input gets an infinite scale (its outputs are not finite, as the float
+  // path's), and a NaN input a 0 (no float-to-integer conversion of a NaN).
   void quantise(const float* x, int64_t cols, int64_t tile_cols) {
     const int64_t groups = (tile_cols + kGroupTiles - 1) / kGroupTiles;
     const int64_t per_group = int64_t{kGroupTiles} * kTile;
@@ -213,7 +215,8 @@ struct VectorInput {
       scales[g] = largest / kQMax;
       const float inverse = kQMax / largest;
       for (int64_t c = begin; c < end; ++c) {
-        const auto q = static_cast<int16_t>(std::clamp(std::nearbyint(x[c] * inverse), -float{kQMax}, float{kQMax}));
+        const float v = std::nearbyint(x[c] * inverse);
+        const auto q = static_cast<int16_t>(v == v ? std::clamp(v, -float{kQMax}, float{kQMax}) : 0.0f);
         int16_t* lanes = qpat.data() + (c / kTile) * kQpatLanes;
         lanes[c % kTile] = q;
         lanes[c % kTile + kTile] = q;
