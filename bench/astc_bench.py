@@ -22,8 +22,8 @@ import sys
 import time
 
 from engine_bench import afm_bench, bandwidth, fmt, summary
-from host_info import cpu_name
-from llama_cpp_build import CACHE, cpu_flags, log
+from host_info import cpu_flags, cpu_name
+from llama_cpp_build import CACHE, log
 
 MODELS = os.path.join(CACHE, "models")
 # The astc6x6 file again with AFM_ASTC_LANES=0: each block parsed as the kernel meets it, what

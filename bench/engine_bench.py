@@ -19,10 +19,10 @@ Caches the llama.cpp build and the models under build/bench-cache/.
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 
+from host_info import cpu_name
 from llama_cpp_build import CACHE, build, log  # bench/ is on sys.path when run as a script
 
 
@@ -74,7 +74,7 @@ def main():
     subprocess.run([sys.executable, "bench/make_bench_model.py", os.path.join(CACHE, "models"),
                     "--types", a.types, "--shape", a.shape], check=True, stdout=subprocess.DEVNULL)
     at = f" @ d{a.d}" if a.d else ""
-    print(f"{a.shape} shape; CPU: {platform.processor() or platform.machine()}, {a.threads} threads; "
+    print(f"{a.shape} shape; CPU: {cpu_name()}, {a.threads} threads; "
           f"pp{a.p}{at} / tg{a.n}{at} tokens/s, median (range) of {a.r} interleaved runs\n")
     print(f"| type | size MiB | afm pp{a.p}{at} | llama.cpp pp{a.p}{at} | ratio | afm tg{a.n}{at} | "
           f"llama.cpp tg{a.n}{at} | ratio | read GB/s | roofline tg | afm % of roofline |")

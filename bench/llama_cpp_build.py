@@ -7,20 +7,14 @@ import subprocess
 import sys
 import tarfile
 
+from host_info import cpu_flags
+
 CACHE = "build/bench-cache"
 SDIST = "llama-cpp-python==0.3.36"
 
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
-
-
-def cpu_flags():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("flags"):
-                return set(line.split(":", 1)[1].split())
-    return set()
 
 
 def source_dir():
