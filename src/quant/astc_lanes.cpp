@@ -81,12 +81,15 @@ void lane_block_f16(const LaneBlock& block, uint16_t out[kTexels]) {
 }
 
 void lane_exponent_range(const LaneBlock& block, int* lo, int* hi) {
-  uint16_t palette[8];
-  lane_palette_f16(block, palette);
+  // From the interpolated LNS values, not the f16 results: an LNS exponent field of 31 is
+  // clamped to the largest finite f16 (field 30), which the integer kernels' shift would not
+  // reproduce. Below 31 the two fields are equal.
   *lo = 31, *hi = 0;
-  for (uint16_t h : palette) {
-    *lo = std::min(*lo, h >> 10);
-    *hi = std::max(*hi, h >> 10);
+  for (int k = 0; k < 8; ++k) {
+    const int w = k < kLevels ? lane_weights()[k] : 0;
+    const int field = ((block.e0 * (64 - w) + block.e1 * w + 32) >> 6) >> 11;
+    *lo = std::min(*lo, field);
+    *hi = std::max(*hi, field);
   }
 }
 

@@ -74,7 +74,9 @@ void lane_block_f16(const LaneBlock& block, uint16_t out[kTexels]);
 // only padding lanes can select) give the value at weight 0.
 void lane_palette_f16(const LaneBlock& block, uint16_t palette[8]);
 
-// The smallest and largest f16 exponent field among a lane block's 8 palette values.
+// The smallest and largest exponent field among a lane block's 8 palette values before their
+// conversion to f16: 31 where the conversion clamps to the largest finite f16 (such a block has
+// no integer form), else the f16 exponent field.
 void lane_exponent_range(const LaneBlock& block, int* lo, int* hi);
 
 // The integer significand of palette value k of a lane block on its tile row's scale: m << (e -

@@ -335,6 +335,29 @@ TEST(AstcLanes, LaneFormDecodesExactlyLikeTheBlocks) {
   }
 }
 
+// The exponent range comes from the LNS values: a palette value whose LNS exponent field is 31
+// (clamped to the largest finite f16, field 30) reads 31, so that no tile row's integer scale
+// takes it in (the kernels' shift would double it).
+TEST(AstcLanes, ExponentRangeSeesTheClampedTop) {
+  LaneBlock b{};
+  b.e0 = 0x7800, b.e1 = 0x8000;  // fields 15 and 16
+  int lo = 0, hi = 0;
+  lane_exponent_range(b, &lo, &hi);
+  EXPECT_EQ(lo, 15);
+  EXPECT_EQ(hi, 16);
+  b.e0 = 0xF000, b.e1 = 0xFFF0;  // field 30, then 31: f16 0x7BFF at the top
+  lane_exponent_range(b, &lo, &hi);
+  uint16_t palette[8];
+  lane_palette_f16(b, palette);
+  EXPECT_EQ(palette[kLevels - 1], 0x7BFF);
+  EXPECT_EQ(lo, 30);
+  EXPECT_EQ(hi, 31);
+  b = LaneBlock{};  // an exception's zero block
+  lane_exponent_range(b, &lo, &hi);
+  EXPECT_EQ(lo, 0);
+  EXPECT_EQ(hi, 0);
+}
+
 // A lane block is claimed only where it decodes exactly: random single-partition blocks of every
 // kind (almost none have the lane shape) and real blocks with their digits scrambled.
 TEST(AstcLanes, OnlyBlocksOfTheLaneShapeAreClaimed) {

@@ -212,11 +212,12 @@ struct VectorInput {
       float largest = 0;
       for (int64_t c = begin; c < end; ++c) largest = std::max(largest, std::abs(x[c]));
       if (largest == 0) continue;
-      scales[g] = largest / kQMax;
-      const float inverse = kQMax / largest;
+      // In double: kQMax / largest overflows a float for groups below ~1e-35.
+      const double scale = double{largest} / kQMax;
+      scales[g] = static_cast<float>(scale);
       for (int64_t c = begin; c < end; ++c) {
-        const float v = std::nearbyint(x[c] * inverse);
-        const auto q = static_cast<int16_t>(v == v ? std::clamp(v, -float{kQMax}, float{kQMax}) : 0.0f);
+        const double v = std::nearbyint(x[c] / scale);
+        const auto q = static_cast<int16_t>(v == v ? std::clamp(v, -double{kQMax}, double{kQMax}) : 0.0);
         int16_t* lanes = qpat.data() + (c / kTile) * kQpatLanes;
         lanes[c % kTile] = q;
         lanes[c % kTile + kTile] = q;
