@@ -7,6 +7,7 @@
 // palette and one fma.
 #include <immintrin.h>
 
+#include "backend/cpu/astc_lns_avx2.h"
 #include "backend/cpu/gemm_astc_lanes.h"
 
 namespace afm::cpu {
@@ -46,13 +47,7 @@ inline __m256 palette(const astc::LaneBlock* block, __m256i weight_pairs) {
   const __m256i lerp = _mm256_madd_epi16(e, weight_pairs);
   const __m256i c32 = _mm256_srli_epi32(_mm256_add_epi32(lerp, _mm256_set1_epi32(32768 * 64 + 32)), 6);
   const __m128i c = _mm_packus_epi32(_mm256_castsi256_si128(c32), _mm256_extracti128_si256(c32, 1));
-  const __m128i mc = _mm_and_si128(c, _mm_set1_epi16(0x7FF));
-  const __m128i exponent = _mm_and_si128(_mm_srli_epi16(c, 1), _mm_set1_epi16(0x7C00));
-  __m128i mt = _mm_add_epi16(mc, _mm_add_epi16(mc, mc));
-  mt = _mm_add_epi16(mt, _mm_subs_epu16(mc, _mm_set1_epi16(512)));
-  mt = _mm_add_epi16(mt, _mm_subs_epu16(mc, _mm_set1_epi16(1536)));
-  const __m128i h = _mm_min_epu16(_mm_or_si128(exponent, _mm_srli_epi16(mt, 3)), _mm_set1_epi16(0x7BFF));
-  return _mm256_cvtph_ps(h);
+  return _mm256_cvtph_ps(_mm256_castsi256_si128(astc_lns_to_f16(_mm256_castsi128_si256(c))));
 }
 
 // The palettes of two neighbouring blocks at once: both interpolations, then one 16-bit pass of
@@ -68,13 +63,7 @@ inline void palettes(const astc::LaneBlock* pair, __m256i weight_pairs, __m256& 
   const __m256i b = _mm256_srli_epi32(
       _mm256_add_epi32(_mm256_madd_epi16(_mm256_xor_si256(_mm256_set1_epi32(ends[1]), bias), weight_pairs), round), 6);
   // packus works per 128-bit lane: [a0-3 b0-3 | a4-7 b4-7]; the qword permute puts a then b.
-  const __m256i c = _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xD8);
-  const __m256i mc = _mm256_and_si256(c, _mm256_set1_epi16(0x7FF));
-  const __m256i exponent = _mm256_and_si256(_mm256_srli_epi16(c, 1), _mm256_set1_epi16(0x7C00));
-  __m256i mt = _mm256_add_epi16(mc, _mm256_add_epi16(mc, mc));
-  mt = _mm256_add_epi16(mt, _mm256_subs_epu16(mc, _mm256_set1_epi16(512)));
-  mt = _mm256_add_epi16(mt, _mm256_subs_epu16(mc, _mm256_set1_epi16(1536)));
-  const __m256i h = _mm256_min_epu16(_mm256_or_si256(exponent, _mm256_srli_epi16(mt, 3)), _mm256_set1_epi16(0x7BFF));
+  const __m256i h = astc_lns_to_f16(_mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xD8));
   first = _mm256_cvtph_ps(_mm256_castsi256_si128(h));
   second = _mm256_cvtph_ps(_mm256_extracti128_si256(h, 1));
 }

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backend/cpu/astc_lns_avx2.h"
 #include "backend/cpu/gemm_astc_lanes.h"
 
 namespace afm::cpu {
@@ -50,14 +51,7 @@ inline __m512 palettes(__m512i bytes, __m512i weight_pairs) {
   const __m512i e = _mm512_xor_si512(ends, _mm512_set1_epi32(static_cast<int32_t>(0x80008000u)));
   const __m512i lerp = _mm512_madd_epi16(e, weight_pairs);
   const __m512i c32 = _mm512_srli_epi32(_mm512_add_epi32(lerp, _mm512_set1_epi32(32768 * 64 + 32)), 6);
-  const __m256i c = _mm512_cvtepi32_epi16(c32);  // each value fits 16 bits
-  const __m256i mc = _mm256_and_si256(c, _mm256_set1_epi16(0x7FF));
-  const __m256i exponent = _mm256_and_si256(_mm256_srli_epi16(c, 1), _mm256_set1_epi16(0x7C00));
-  __m256i mt = _mm256_add_epi16(mc, _mm256_add_epi16(mc, mc));
-  mt = _mm256_add_epi16(mt, _mm256_subs_epu16(mc, _mm256_set1_epi16(512)));
-  mt = _mm256_add_epi16(mt, _mm256_subs_epu16(mc, _mm256_set1_epi16(1536)));
-  const __m256i h = _mm256_min_epu16(_mm256_or_si256(exponent, _mm256_srli_epi16(mt, 3)), _mm256_set1_epi16(0x7BFF));
-  return _mm512_cvtph_ps(h);
+  return _mm512_cvtph_ps(astc_lns_to_f16(_mm512_cvtepi32_epi16(c32)));  // each value fits 16 bits
 }
 
 // The three digit vectors of both blocks' bytes as 16-bit lanes (32-bit lanes 0-7: block tc's
