@@ -4,10 +4,13 @@
 // where the system allows (as the model's copies are). q8_0 / q4_0 run the set's 16-row
 // interleaved layout and q4_k / q6_k its lanes layout where it has one (what decode reads),
 // else the file's; --layout file asks for the file's.
-//   build/bench/gemm_kernel_bench [--type q4_k|q5_k|q6_k|q3_k|q2_k|q8_0|q4_0] [--rows N] [--k K]
+// f32 / f16 / bf16 take float activations and run the set's float kernels (f16 / bf16: its 4-row
+// float groups as the copy, which decode and prefill read).
+//   build/bench/gemm_kernel_bench [--type q4_k|q5_k|q6_k|q3_k|q2_k|q8_0|q4_0|f32|f16|bf16] [--rows N] [--k K]
 //                                 [--tokens T] [--set best|scalar|avx2|avx512] [--layout copy|file]
 //                                 [--copies N] [--json]
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -30,9 +33,13 @@ using afm::gguf::TensorType;
 struct TypeInfo {
   const char* name;
   TensorType type;
-  GemmKernel GgmlBlockKernels::*kernel;  // null: q8_0 / q4_0
+  GemmKernel GgmlBlockKernels::*kernel;  // null: q8_0 / q4_0 and the float types
   std::vector<int> f16_fields;  // byte offsets of the block's f16 scales
 };
+
+bool is_float(TensorType type) {
+  return type == TensorType::kF32 || type == TensorType::kF16 || type == TensorType::kBF16;
+}
 
 const std::vector<TypeInfo> kTypes{
     {"q2_k", TensorType::kQ2_K, &GgmlBlockKernels::q2_k, {80, 82}},
@@ -42,6 +49,9 @@ const std::vector<TypeInfo> kTypes{
     {"q6_k", TensorType::kQ6_K, &GgmlBlockKernels::q6_k, {208}},
     {"q8_0", TensorType::kQ8_0, nullptr, {0}},
     {"q4_0", TensorType::kQ4_0, nullptr, {0}},
+    {"f32", TensorType::kF32, nullptr, {}},
+    {"f16", TensorType::kF16, nullptr, {}},
+    {"bf16", TensorType::kBF16, nullptr, {}},
 };
 
 // A layout decode reads for a type: what rewrites w into it, the kernel that reads it, its name.
@@ -58,6 +68,8 @@ DecodeLayout decode_layout_of(const afm::cpu::GemmKernels& set, TensorType type)
   if (il == nullptr) return {};
   if (type == TensorType::kQ8_0) return {il->interleave_q8_0, il->q8_0, "interleaved"};
   if (type == TensorType::kQ4_0) return {il->interleave_q4_0, il->q4_0, "interleaved"};
+  if (type == TensorType::kF16) return {il->interleave_16bit, il->floats.f16, "float groups"};
+  if (type == TensorType::kBF16) return {il->interleave_16bit, il->floats.bf16, "float groups"};
   if (il->k_lanes == nullptr) return {};
   if (type == TensorType::kQ4_K) return {il->k_lanes->interleave_q4_k, il->k_lanes->q4_k, "lanes"};
   if (type == TensorType::kQ6_K) return {il->k_lanes->interleave_q6_k, il->k_lanes->q6_k, "lanes"};
@@ -71,9 +83,32 @@ const afm::cpu::GemmKernels* kernel_set(const std::string& name) {
   return &afm::cpu::best_gemm_kernels();
 }
 
+// Values of a normal distribution / 16 in the float type's encoding.
+void fill_float_weights(TensorType type, int64_t k, std::mt19937& rng, std::vector<uint8_t>& w) {
+  std::normal_distribution<float> normal(0.0f, 1.0f / 16);
+  const size_t bytes = afm::quant::encoded_bytes(type, k) / k;
+  for (size_t i = 0; i < w.size() / bytes; ++i) {
+    const float v = normal(rng);
+    const uint32_t bits = std::bit_cast<uint32_t>(v);
+    const uint16_t half = type == TensorType::kF16 ? afm::f32_to_f16(v) : static_cast<uint16_t>(bits >> 16);
+    if (bytes == 4) std::memcpy(&w[i * 4], &v, 4);
+    else std::memcpy(&w[i * 2], &half, 2);
+  }
+}
+
+GemmKernel float_or_q_kernel(const afm::cpu::GemmKernels& set, TensorType type) {
+  switch (type) {
+    case TensorType::kQ8_0: return set.q8_0;
+    case TensorType::kQ4_0: return set.q4_0;
+    case TensorType::kF32: return set.f32;
+    case TensorType::kF16: return set.f16;
+    default: return set.bf16;
+  }
+}
+
 int usage() {
   std::fprintf(stderr,
-               "usage: gemm_kernel_bench [--type q4_k|q5_k|q6_k|q3_k|q2_k|q8_0|q4_0] [--rows N] [--k K]\n"
+               "usage: gemm_kernel_bench [--type q4_k|q5_k|q6_k|q3_k|q2_k|q8_0|q4_0|f32|f16|bf16] [--rows N] [--k K]\n"
                "                         [--tokens T] [--set best|scalar|avx2|avx512] [--layout copy|file]\n"
                "                         [--copies N] [--json]\n");
   return 2;
@@ -110,6 +145,7 @@ int main(int argc, char** argv) {
   std::vector<uint8_t> w(rows * row_bytes);
   std::mt19937 rng(1);
   for (uint8_t& b : w) b = static_cast<uint8_t>(rng());
+  if (is_float(type->type)) fill_float_weights(type->type, k, rng, w);
   const uint16_t scale = afm::f32_to_f16(0.01f);
   for (size_t blk = 0; blk < w.size() / block_bytes; ++blk) {
     for (int off : type->f16_fields) std::memcpy(&w[blk * block_bytes + off], &scale, 2);
@@ -126,9 +162,9 @@ int main(int argc, char** argv) {
     afm::cpu::quantize_activations_256(&x[t * k], &x256[t * k / 256], k);
   }
   const void* xp = blocks_256 ? static_cast<const void*>(x256.data()) : x32.data();
-  const size_t x_row_bytes = blocks_256 ? k / 256 * sizeof(afm::cpu::ActBlock256) : k / 32 * sizeof(afm::cpu::ActBlock);
-  GemmKernel kernel = type->kernel != nullptr ? set->ggml->*(type->kernel)
-                                             : type->type == TensorType::kQ8_0 ? set->q8_0 : set->q4_0;
+  size_t x_row_bytes = blocks_256 ? k / 256 * sizeof(afm::cpu::ActBlock256) : k / 32 * sizeof(afm::cpu::ActBlock);
+  if (is_float(type->type)) xp = x.data(), x_row_bytes = k * sizeof(float);
+  GemmKernel kernel = type->kernel != nullptr ? set->ggml->*(type->kernel) : float_or_q_kernel(*set, type->type);
   const char* layout = "file";
   const DecodeLayout copy = decode_layout_of(*set, type->type);
   if (layout_name == "copy" && copy.make != nullptr && rows % 16 == 0) {

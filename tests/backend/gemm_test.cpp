@@ -143,13 +143,17 @@ TEST(Gemm, PerTokenKernelsDoNotDependOnTheBatch) {
                                        avx512_gemm_kernels()};
   for (const GemmKernels* ks : sets) {
     if (ks == nullptr) continue;
-    for (W type : {W::kQ8_0, W::kQ4_0, W::kQ2_B}) {
+    for (W type : {W::kQ8_0, W::kQ4_0, W::kQ2_B, W::kF32, W::kF16, W::kBF16}) {
       // 35 rows: two 16-row packed groups and a ragged tail; k = 1088: 34 blocks, more than
-      // one packed chunk, and an odd count for the single-block tail of the pair loop.
-      const Problem p = make_problem(type, 35, 9, type == W::kQ2_B ? 256 : 1088, 7);
+      // one packed chunk, and an odd count for the single-block tail of the pair loop. Float
+      // types: k = 1003 ends in 3 values past the vector steps, and 11 tokens end the AVX2
+      // set's 3-token tiles with a 2-token one.
+      const bool is_float = type == W::kF32 || type == W::kF16 || type == W::kBF16;
+      const Problem p = make_problem(type, 35, is_float ? 11 : 9,
+                                     type == W::kQ2_B ? 256 : is_float ? 1003 : 1088, 7);
       const GemmKernel batch = type == W::kQ8_0   ? ks->q8_0_per_token
                                : type == W::kQ4_0 ? ks->q4_0_per_token
-                                                  : ks->q2_b;
+                                                  : pick(*ks, type);
       const auto [x, xrb] = activations(p);
       std::vector<float> all(p.tokens * p.rows);
       batch(p.w.data(), p.w_row_bytes, p.rows, x, xrb, p.tokens, p.k, all.data(), p.rows);

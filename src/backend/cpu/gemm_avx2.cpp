@@ -45,36 +45,65 @@ struct LoadBF16 {
 
 #include "backend/cpu/float_rows.inc"
 
+// One vector step of an R x C float tile at value i: the C inputs stay in registers and each
+// row's weights are loaded (and widened) once for all of them, so a 4 x 3 tile holds 12 sums,
+// 3 inputs and one weight vector: AVX2's 16 registers, and 7 loads per 12 fma.
+template <class Load, int R, int C>
+inline void float_step(const uint8_t* const (&row)[R], const float* const (&xc)[C], int64_t i,
+                       __m256 (&acc)[R][C]) {
+  __m256 xv[C];
+  for (int c = 0; c < C; ++c) xv[c] = _mm256_loadu_ps(xc[c] + i);
+  for (int r = 0; r < R; ++r) {
+    const __m256 wv = Load::load(row[r] + i * Load::kBytes);
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm256_fmadd_ps(wv, xv[c], acc[r][c]);
+  }
+}
+
+// Each output sums its lane i over the values congruent to i mod 8 below k rounded down to 8,
+// in order, then hsum256, then the last k % 8 products one by one: the same for every tile shape
+// and both row walks, so outputs do not depend on the batch or the layout.
 template <class Load, class Rows, int R, int C>
 inline void float_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, int64_t k,
                        float* y, int64_t ys) {
   __m256 acc[R][C];
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
-  int64_t i = 0;
-  for (; i + 8 <= k; i += 8) {
-    __m256 wv[R];
-    for (int r = 0; r < R; ++r) {
-      // Decode (one token) streams each row once, and the hardware prefetcher alone left it
-      // well under the memory bandwidth: ask for the next tile's rows, a line at a time.
-      // Batches reuse each row from L2, where the extra instructions only cost.
-      if (Rows::kStreamsFromFile && C == 1 && (i * Load::kBytes) % 64 == 0) {
-        _mm_prefetch(reinterpret_cast<const char*>(w + (r + R) * wrb + i * Load::kBytes), _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char*>(w + r * wrb + i * Load::kBytes) + kFarPrefetchBytes,
-                     _MM_HINT_T1);  // and into L2 (gemm.h)
+  const float* xc[C];
+  for (int c = 0; c < C; ++c) xc[c] = reinterpret_cast<const float*>(x + c * xrb);
+  const int64_t vector_end = k / 8 * 8;
+  // Runs of values that lie contiguously in every row: the whole row in the file's layout; in
+  // the float groups each 32-value piece, then the rows' last k % 32 values.
+  const int64_t run = Rows::kRunValues > 0 ? Rows::kRunValues : vector_end;
+  const int64_t runs_end = Rows::kRunValues > 0 ? vector_end / run * run : vector_end;
+  for (int64_t i0 = 0; i0 < runs_end; i0 += run) {
+    const uint8_t* row[R];
+    for (int r = 0; r < R; ++r) row[r] = Rows::at(w, wrb, k, r, i0, Load::kBytes) - i0 * Load::kBytes;
+    if (Rows::kStreamsFromFile && C == 1) {
+      // Decode (one token) streams each row once, and the hardware prefetcher alone left it well
+      // under the memory bandwidth: ask for the next tile's rows a line at a time, and for this
+      // tile's 16 KB ahead into L2 (gemm.h). Batches reuse each row from L2.
+      for (int64_t i = i0; i < i0 + run; i += 8) {
+        if ((i * Load::kBytes) % 64 == 0) {
+          for (int r = 0; r < R; ++r) {
+            _mm_prefetch(reinterpret_cast<const char*>(w + (r + R) * wrb + i * Load::kBytes), _MM_HINT_T0);
+            _mm_prefetch(reinterpret_cast<const char*>(row[r] + i * Load::kBytes) + kFarPrefetchBytes, _MM_HINT_T1);
+          }
+        }
+        float_step<Load, R, C>(row, xc, i, acc);
       }
-      wv[r] = Load::load(Rows::at(w, wrb, k, r, i, Load::kBytes));
+      continue;
     }
-    for (int c = 0; c < C; ++c) {
-      const __m256 xv = _mm256_loadu_ps(reinterpret_cast<const float*>(x + c * xrb) + i);
-      for (int r = 0; r < R; ++r) acc[r][c] = _mm256_fmadd_ps(wv[r], xv, acc[r][c]);
-    }
+    for (int64_t i = i0; i < i0 + run; i += 8) float_step<Load, R, C>(row, xc, i, acc);
+  }
+  if (runs_end < vector_end) {
+    const uint8_t* row[R];
+    for (int r = 0; r < R; ++r) row[r] = Rows::at(w, wrb, k, r, runs_end, Load::kBytes) - runs_end * Load::kBytes;
+    for (int64_t i = runs_end; i < vector_end; i += 8) float_step<Load, R, C>(row, xc, i, acc);
   }
   for (int r = 0; r < R; ++r) {
     for (int c = 0; c < C; ++c) {
       float s = hsum256(acc[r][c]);
-      const auto* xr = reinterpret_cast<const float*>(x + c * xrb);
-      for (int64_t j = i; j < k; ++j) s += Load::value(Rows::at(w, wrb, k, r, j, Load::kBytes)) * xr[j];
+      for (int64_t j = vector_end; j < k; ++j) s += Load::value(Rows::at(w, wrb, k, r, j, Load::kBytes)) * xc[c][j];
       y[c * ys + r] = s;
     }
   }
@@ -287,6 +316,7 @@ void quantize_256(const float* x, ActBlock256* y, int64_t k) {
 
 #define AFM_TILE_ROWS 4
 #define AFM_TILE_COLS 2
+#define AFM_FLOAT_TILE_COLS 3
 #include "backend/cpu/gemm_tiling.inc"
 
 }  // namespace
