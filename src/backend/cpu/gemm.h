@@ -25,9 +25,18 @@ namespace afm::cpu {
 // (bench/gemm_kernel_bench --type T --rows 16384 --k 4096, and --rows 65536 --k 2048; the AVX2
 // sets gain alike, docs/benchmarks.md). 16 and 32 KB measured alike; a few such streams per
 // thread stay well inside any L2. (The interleaved q8_0 / q4_0 and the q4_k / q6_k lanes kernels
-// ask for nothing in decode: their layouts are read front to back, which the hardware
-// prefetcher follows faster; see below. Their batches still ask.)
+// of the AVX-512 set ask for nothing in decode: their layouts are read front to back, which the
+// hardware prefetcher follows faster; see below. Their batches still ask.)
 inline constexpr int kFarPrefetchBytes = 16384;
+
+// How far ahead the AVX2 set's decode kernels on the front-to-back layouts (q8_0 / q4_0
+// interleaved, f16 / bf16 float groups, q4_k / q6_k lanes) ask for each line into L1. The
+// AVX-512 hosts measured (AMD Zen 4) stream those layouts fastest with no request at all, but
+// on an AVX2-only AMD Zen 3 the hardware prefetcher alone left one core's interleaved q4_0 at
+// 7.3-7.8 GB/s from DRAM against 9.5-10.2 with requests 1-4 KB ahead (12-14 GB/s read loop),
+// and decode of the Qwen2-0.5B shape at 2 threads went from 41-42 to 51-54 tokens/s on q4_0
+// and from 24-25 to 27-29 on q8_0 (docs/engine.md, "Reading weights front to back").
+inline constexpr int kAvx2DecodePrefetchBytes = 1024;
 
 // 32 activations quantised to int8 with one float scale; `sum` (the sum of q) lets a kernel
 // multiply unsigned 4-bit weights directly and subtract the zero point afterwards.

@@ -93,6 +93,14 @@ inline void float_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xr
       }
       continue;
     }
+    if (C == 1) {
+      // Decode on the float groups: a run is one 32-value piece of the group, read front to back;
+      // ask for its lines kAvx2DecodePrefetchBytes ahead into L1 (gemm.h).
+      const char* piece = reinterpret_cast<const char*>(row[0] + i0 * Load::kBytes);
+      for (int line = 0; line < R * Rows::kRunValues * Load::kBytes; line += 64) {
+        _mm_prefetch(piece + kAvx2DecodePrefetchBytes + line, _MM_HINT_T0);
+      }
+    }
     for (int64_t i = i0; i < i0 + run; i += 8) float_step<Load, R, C>(row, xc, i, acc);
   }
   if (runs_end < vector_end) {

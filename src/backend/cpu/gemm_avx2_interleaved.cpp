@@ -26,11 +26,11 @@ namespace {
 // Blocks per pass of one half: L1-sized (16 x 544 bytes for q8_0), and even, so that a chunk
 // holds whole pairs of blocks.
 constexpr int kChunk = 16;
-// Decode (one token) asks for no lines ahead: the layout is read front to back, which the
-// hardware prefetcher follows, and software requests only slowed it (docs/engine.md, "Reading
-// weights front to back"). A batch, with several times the arithmetic per byte, asks for each
-// block's lines this far ahead into L1 and kFarPrefetchBytes ahead into L2 (gemm.h), as before
-// the layout changed: without them 16-token verification passes ran ~20% slower.
+// Decode (one token) asks for each block's lines kAvx2DecodePrefetchBytes ahead into L1
+// (gemm.h: on an AVX2-only host the hardware prefetcher alone fell short of the read
+// bandwidth). A batch, with several times the arithmetic per byte, asks for them this far ahead
+// into L1 and kFarPrefetchBytes ahead into L2 (gemm.h), as before the layout changed: without
+// them 16-token verification passes ran ~20% slower.
 constexpr int kPrefetchBytes = 4096;
 
 // The layout for n_rows rows (a multiple of 16); plain moves, at load only.
@@ -131,10 +131,15 @@ inline void half_blocks(const uint8_t* group, int64_t nb, int64_t b0, int64_t n,
     const BlockPlace place = block_place<kQ4>(b, nb);
     const uint8_t* wb = group + place.words + 32 * h;
     // The first half brings every line of the block (the second finds them in L1).
-    if (prefetch && h == 0) {
+    if (h == 0) {
       for (int line = 0; line < kWordBytes<kQ4>; line += 64) {
-        _mm_prefetch(reinterpret_cast<const char*>(wb) + kPrefetchBytes + line, _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char*>(wb) + kFarPrefetchBytes + line, _MM_HINT_T1);
+        const char* at = reinterpret_cast<const char*>(wb) + line;
+        if (prefetch) {
+          _mm_prefetch(at + kPrefetchBytes, _MM_HINT_T0);
+          _mm_prefetch(at + kFarPrefetchBytes, _MM_HINT_T1);
+        } else {
+          _mm_prefetch(at + kAvx2DecodePrefetchBytes, _MM_HINT_T0);
+        }
       }
     }
     const __m256 dw = _mm256_cvtph_ps(

@@ -202,8 +202,9 @@ struct Q6KLanes {
 
 // One 16-row group against T tokens, both halves of each super-block before the next one, so
 // that the group is read front to back, each line once. A batch's first pass asks for the
-// group's lines kFarPrefetchBytes ahead into L2 (gemm.h); decode asks for none (as the AVX-512
-// kernels).
+// group's lines kFarPrefetchBytes ahead into L2 (gemm.h); a one-token pass that is not a batch's
+// first (decode, or a batch's last lone token, whose lines are already near) asks for them
+// kAvx2DecodePrefetchBytes ahead into L1 (gemm.h).
 template <class Kind, int T>
 void group_tokens(const uint8_t* group, int64_t nsb, const uint8_t* x, size_t xrb, bool prefetch, float* y,
                   int64_t ys) {
@@ -214,9 +215,12 @@ void group_tokens(const uint8_t* group, int64_t nsb, const uint8_t* x, size_t xr
     const ActBlock256* a[T];
     for (int t = 0; t < T; ++t) a[t] = reinterpret_cast<const ActBlock256*>(x + t * xrb) + sb;
     const uint8_t* p = group + sb * Kind::kGroupBlock;
-    if (prefetch) {
-      for (size_t line = 0; line < Kind::kGroupBlock; line += 64) {
-        _mm_prefetch(reinterpret_cast<const char*>(p) + kFarPrefetchBytes + line, _MM_HINT_T1);
+    for (size_t line = 0; line < Kind::kGroupBlock; line += 64) {
+      const char* at = reinterpret_cast<const char*>(p) + line;
+      if (prefetch) {
+        _mm_prefetch(at + kFarPrefetchBytes, _MM_HINT_T1);
+      } else if (T == 1) {
+        _mm_prefetch(at + kAvx2DecodePrefetchBytes, _MM_HINT_T0);
       }
     }
     alignas(32) uint8_t scales[256];
