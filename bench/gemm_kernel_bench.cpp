@@ -136,8 +136,11 @@ int main(int argc, char** argv) {
                                  [&](const TypeInfo& t) { return type_name == t.name; });
   const afm::cpu::GemmKernels* set = kernel_set(set_name);
   if (layout_name != "copy" && layout_name != "file") return usage();
-  if (type == kTypes.end() || set == nullptr || rows < 1 || tokens < 1 || n_copies < 1 || k < 256 || k % 256 != 0) {
-    std::fprintf(stderr, "unknown type, a set this CPU lacks, or a bad shape (k: a multiple of 256)\n");
+  // k: a multiple of 256 for the quantised types (their activations are made in 256-value
+  // blocks too), of 8 for the float types.
+  const int64_t k_unit = type != kTypes.end() && is_float(type->type) ? 8 : 256;
+  if (type == kTypes.end() || set == nullptr || rows < 1 || tokens < 1 || n_copies < 1 || k < k_unit || k % k_unit != 0) {
+    std::fprintf(stderr, "unknown type, a set this CPU lacks, or a bad shape (k: a multiple of 256, of 8 for float types)\n");
     return usage();
   }
   const size_t row_bytes = afm::quant::encoded_bytes(type->type, k);
@@ -157,7 +160,7 @@ int main(int argc, char** argv) {
   const bool blocks_256 = type->kernel != nullptr && set->ggml->super_block_activations;
   std::vector<afm::cpu::ActBlock> x32(tokens * k / 32);
   std::vector<afm::cpu::ActBlock256> x256(tokens * k / 256);
-  for (int64_t t = 0; t < tokens; ++t) {
+  for (int64_t t = 0; t < tokens && !is_float(type->type); ++t) {
     afm::cpu::quantize_activations(&x[t * k], &x32[t * k / 32], k);
     afm::cpu::quantize_activations_256(&x[t * k], &x256[t * k / 256], k);
   }

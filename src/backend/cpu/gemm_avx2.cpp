@@ -101,7 +101,12 @@ inline void float_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xr
         _mm_prefetch(piece + kAvx2DecodePrefetchBytes + line, _MM_HINT_T0);
       }
     }
-    for (int64_t i = i0; i < i0 + run; i += 8) float_step<Load, R, C>(row, xc, i, acc);
+    if constexpr (Rows::kRunValues > 0) {
+#pragma GCC unroll 4
+      for (int64_t s = 0; s < Rows::kRunValues; s += 8) float_step<Load, R, C>(row, xc, i0 + s, acc);
+    } else {
+      for (int64_t i = i0; i < i0 + run; i += 8) float_step<Load, R, C>(row, xc, i, acc);
+    }
   }
   if (runs_end < vector_end) {
     const uint8_t* row[R];
