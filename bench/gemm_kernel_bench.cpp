@@ -10,7 +10,6 @@
 //                                 [--tokens T] [--set best|scalar|avx2|avx512] [--layout copy|file]
 //                                 [--copies N] [--json]
 #include <algorithm>
-#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -84,15 +83,13 @@ const afm::cpu::GemmKernels* kernel_set(const std::string& name) {
 }
 
 // Values of a normal distribution / 16 in the float type's encoding.
-void fill_float_weights(TensorType type, int64_t k, std::mt19937& rng, std::vector<uint8_t>& w) {
+void fill_float_weights(TensorType type, std::mt19937& rng, std::vector<uint8_t>& w) {
   std::normal_distribution<float> normal(0.0f, 1.0f / 16);
-  const size_t bytes = afm::quant::encoded_bytes(type, k) / k;
+  const size_t bytes = type == TensorType::kF32 ? 4 : 2;
   for (size_t i = 0; i < w.size() / bytes; ++i) {
     const float v = normal(rng);
-    const uint32_t bits = std::bit_cast<uint32_t>(v);
-    const uint16_t half = type == TensorType::kF16 ? afm::f32_to_f16(v) : static_cast<uint16_t>(bits >> 16);
-    if (bytes == 4) std::memcpy(&w[i * 4], &v, 4);
-    else std::memcpy(&w[i * 2], &half, 2);
+    const uint16_t half = type == TensorType::kF16 ? afm::f32_to_f16(v) : afm::f32_to_bf16(v);
+    std::memcpy(&w[i * bytes], bytes == 4 ? static_cast<const void*>(&v) : &half, bytes);
   }
 }
 
@@ -148,7 +145,7 @@ int main(int argc, char** argv) {
   std::vector<uint8_t> w(rows * row_bytes);
   std::mt19937 rng(1);
   for (uint8_t& b : w) b = static_cast<uint8_t>(rng());
-  if (is_float(type->type)) fill_float_weights(type->type, k, rng, w);
+  if (is_float(type->type)) fill_float_weights(type->type, rng, w);
   const uint16_t scale = afm::f32_to_f16(0.01f);
   for (size_t blk = 0; blk < w.size() / block_bytes; ++blk) {
     for (int off : type->f16_fields) std::memcpy(&w[blk * block_bytes + off], &scale, 2);

@@ -34,8 +34,8 @@ inline constexpr int kFarPrefetchBytes = 16384;
 // AVX-512 hosts measured (AMD Zen 4) stream those layouts fastest with no request at all, but
 // on an AVX2-only AMD Zen 3 the hardware prefetcher alone left one core's interleaved q4_0 at
 // 7.3-7.8 GB/s from DRAM against 9.5-10.2 with requests 1-4 KB ahead (12-14 GB/s read loop),
-// and decode of the Qwen2-0.5B shape at 2 threads went from 41-42 to 51-54 tokens/s on q4_0
-// and from 24-25 to 27-29 on q8_0 (docs/engine.md, "Reading weights front to back").
+// and decode of the Qwen2-0.5B shape at 2 threads went from 42.9 to 53.1 tokens/s on q4_0 and
+// from 21.4 to 31.8 on q8_0 (medians; docs/engine.md, "Reading weights front to back").
 inline constexpr int kAvx2DecodePrefetchBytes = 1024;
 
 // 32 activations quantised to int8 with one float scale; `sum` (the sum of q) lets a kernel

@@ -93,7 +93,7 @@ inline void float_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xr
       }
       continue;
     }
-    if (C == 1) {
+    if (!Rows::kStreamsFromFile && C == 1) {
       // Decode on the float groups: a run is one 32-value piece of the group, read front to back;
       // ask for its lines kAvx2DecodePrefetchBytes ahead into L1 (gemm.h).
       const char* piece = reinterpret_cast<const char*>(row[0] + i0 * Load::kBytes);
