@@ -192,8 +192,9 @@ InterleavedCase interleaved_case(const GemmKernels& ks, W type) {
 // q8_0 / q4_0: k = 1088 is 34 blocks, several chunks of a group half (AVX2) or of a group
 // (AVX-512, 32 blocks a chunk); k = 32: one block; 96 and 1056: an odd count, so the group ends
 // with a block outside the layout's pairs (1056: alone in the last chunk).
-// f16 / bf16: whole 32-value pieces only (64, 896), a tail of under 8 values (5: no vector step;
-// 70: after two pieces), and tails of 8+ and 16+ values that vector steps read (88, 1000).
+// f16 / bf16 (pieces of 8 values in the AVX2 set, 32 in the AVX-512 set): whole pieces only
+// (64, 896), a tail of under 8 values (5: no vector step; 70: after whole pieces), and, in
+// 32-value pieces, tails of 8+ and 16+ values that vector steps read (88, 1000).
 std::vector<int64_t> layout_ks(W type) {
   if (type == W::kQ8_0 || type == W::kQ4_0) return {32, 96, 1056, 1088};
   return {5, 64, 70, 88, 896, 1000};

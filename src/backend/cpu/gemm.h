@@ -106,11 +106,13 @@ struct GgmlBlockKernels {
 // jump per group that held one core's q4_0 decode from DRAM to ~19 GB/s where the same loop
 // on the pairs reads ~30).
 //
-// f16 / bf16 weights in 4-row float groups: rows 4q .. 4q+3 hold, for each whole piece j of 32
-// values (k / 32 pieces), row 4q's values 32j .. 32j+31, then row 4q+1's, 4q+2's, 4q+3's (64
-// bytes each); then the last k % 32 values of row 4q, of row 4q+1, 4q+2, 4q+3. A register tile
-// of 4 rows (float_rows.inc) reads its group front to back; 4 x row_bytes again, so row offsets
-// are the file's. Copies are made in whole 16-row groups, as for q8_0 / q4_0.
+// f16 / bf16 weights in 4-row float groups: rows 4q .. 4q+3 hold, for each whole piece j of P
+// values (k / P pieces), row 4q's values Pj .. Pj+P-1, then row 4q+1's, 4q+2's, 4q+3's; then the
+// last k % P values of row 4q, of row 4q+1, 4q+2, 4q+3. P is the kernel set's (float_rows.inc):
+// 8 in the AVX2 set, so that one step of its 4-row tile reads one 64-byte line, and 32 in the
+// AVX-512 set; each set makes its own copies (interleave_16bit). A register tile of 4 rows reads
+// its group front to back; 4 x row_bytes again, so row offsets are the file's. Copies are made
+// in whole 16-row groups, as for q8_0 / q4_0.
 struct FloatGroupKernels {
   // w: the first group, n_rows a multiple of 4; the same arithmetic as the set's f16 / bf16
   // file-layout kernels, so the outputs are bit-identical to theirs.

@@ -8,6 +8,7 @@
 #include <immintrin.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "quant/balanced_2bit.h"
 #include "quant/block_formats.h"
@@ -44,6 +45,7 @@ struct LoadBF16 {
 };
 
 #include "backend/cpu/float_rows.inc"
+using GroupRows = GroupRowsOf<kAvx2PieceValues>;
 
 // One vector step of an R x C float tile at value i: the C inputs stay in registers and each
 // row's weights are loaded (and widened) once for all of them, so a 4 x 3 tile holds 12 sums,
@@ -72,12 +74,19 @@ inline void float_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xr
   for (int c = 0; c < C; ++c) xc[c] = reinterpret_cast<const float*>(x + c * xrb);
   const int64_t vector_end = k / 8 * 8;
   // Runs of values that lie contiguously in every row: the whole row in the file's layout; in
-  // the float groups each 32-value piece, then the rows' last k % 32 values.
+  // the float groups each piece (one vector step here), then the rows' last k % 8 values.
   const int64_t run = Rows::kRunValues > 0 ? Rows::kRunValues : vector_end;
   const int64_t runs_end = Rows::kRunValues > 0 ? vector_end / run * run : vector_end;
   for (int64_t i0 = 0; i0 < runs_end; i0 += run) {
     const uint8_t* row[R];
-    for (int r = 0; r < R; ++r) row[r] = Rows::at(w, wrb, k, r, i0, Load::kBytes) - i0 * Load::kBytes;
+    if constexpr (Rows::kRunValues > 0 && R == kFloatGroupRows) {
+      // The pieces follow one another, each holding the R rows' runs back to back: no lookup
+      // per piece (a piece of the AVX2 set is one step).
+      const uint8_t* piece = w + i0 * R * Load::kBytes;
+      for (int r = 0; r < R; ++r) row[r] = piece + (r * run - i0) * Load::kBytes;
+    } else {
+      for (int r = 0; r < R; ++r) row[r] = Rows::at(w, wrb, k, r, i0, Load::kBytes) - i0 * Load::kBytes;
+    }
     if (Rows::kStreamsFromFile && C == 1) {
       // Decode (one token) streams each row once, and the hardware prefetcher alone left it well
       // under the memory bandwidth: ask for the next tile's rows a line at a time, and for this
@@ -94,7 +103,7 @@ inline void float_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xr
       continue;
     }
     if (!Rows::kStreamsFromFile && C == 1) {
-      // Decode on the float groups: a run is one 32-value piece of the group, read front to back;
+      // Decode on the float groups: a run is one piece of the group, read front to back;
       // ask for its lines kAvx2DecodePrefetchBytes ahead into L1 (gemm.h).
       const char* piece = reinterpret_cast<const char*>(row[0] + i0 * Load::kBytes);
       for (int line = 0; line < R * Rows::kRunValues * Load::kBytes; line += 64) {

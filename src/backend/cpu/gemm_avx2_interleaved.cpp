@@ -64,20 +64,9 @@ void interleave(const void* w, size_t wrb, int64_t n_rows, int64_t k, void* out)
   }
 }
 
-// Float groups of 16-bit values (gemm.h) for n_rows (a multiple of 16) rows; plain moves, each
-// piece (and each row's tail, which GroupRows keeps contiguous) to where the tiles' walk reads it.
+// Float groups of 16-bit values (gemm.h) in the AVX2 set's pieces (float_rows.inc).
 void interleave_16bit(const void* w, size_t wrb, int64_t n_rows, int64_t k, void* out) {
-  for (int64_t g0 = 0; g0 + kFloatGroupRows <= n_rows; g0 += kFloatGroupRows) {
-    const auto* rows = static_cast<const uint8_t*>(w) + static_cast<size_t>(g0) * wrb;
-    uint8_t* group = static_cast<uint8_t*>(out) + static_cast<size_t>(g0) * wrb;
-    for (int r = 0; r < kFloatGroupRows; ++r) {
-      for (int64_t i = 0; i < k; i += kPieceValues) {
-        const int64_t n = k - i < kPieceValues ? k - i : kPieceValues;
-        auto* to = const_cast<uint8_t*>(GroupRows::at(group, wrb, k, r, i, 2));
-        std::memcpy(to, rows + r * wrb + i * 2, n * 2);
-      }
-    }
-  }
+  interleave_float_groups<GroupRowsOf<kAvx2PieceValues>>(w, wrb, n_rows, k, out);
 }
 
 inline __m256i act_word(const ActBlock& a, int g) {

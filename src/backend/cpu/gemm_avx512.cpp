@@ -10,6 +10,8 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+#include <cstring>
+
 #include "quant/balanced_2bit.h"
 #include "quant/block_formats.h"
 
@@ -53,6 +55,7 @@ struct LoadBF16 {
 };
 
 #include "backend/cpu/float_rows.inc"
+using GroupRows = GroupRowsOf<kAvx512PieceValues>;
 
 template <class Load, class Rows, int R, int C>
 inline void float_tile(const uint8_t* w, size_t wrb, const uint8_t* x, size_t xrb, int64_t k,

@@ -18,6 +18,7 @@
 namespace afm::cpu {
 namespace {
 
+#include "backend/cpu/float_rows.inc"
 #include "backend/cpu/interleaved_layout.inc"
 
 // Decode (one token) asks for no lines ahead: the layout is read front to back, which the
@@ -142,6 +143,11 @@ void gemm_interleaved(const void* w, size_t wrb, int64_t n_rows, const void* x, 
   }
 }
 
+// Float groups of 16-bit values (gemm.h) in the AVX-512 set's pieces (float_rows.inc).
+void interleave_16bit(const void* w, size_t wrb, int64_t n_rows, int64_t k, void* out) {
+  interleave_float_groups<GroupRowsOf<kAvx512PieceValues>>(w, wrb, n_rows, k, out);
+}
+
 // Every batch: with the chunks above this is the packed path without its repack.
 constexpr int64_t kMaxTokens = INT64_MAX;
 
@@ -151,7 +157,7 @@ const InterleavedKernels* avx512_interleaved_kernels_impl() {
   const InterleavedKernels* avx2 = avx2_interleaved_kernels_impl();
   if (avx2 == nullptr) return nullptr;
   static const InterleavedKernels kernels{avx2->interleave_q8_0, avx2->interleave_q4_0,
-                                          avx2->interleave_16bit, gemm_interleaved<false>,
+                                          interleave_16bit, gemm_interleaved<false>,
                                           gemm_interleaved<true>, kMaxTokens,
                                           avx512_float_group_kernels_impl(),
                                           avx512_k_lane_kernels_impl()};
