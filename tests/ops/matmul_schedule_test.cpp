@@ -2,8 +2,9 @@
 // so where a thread's share ends moves with the thread count: inside a matrix, between two, on
 // rows that whole-16-row layouts do not cover. Whatever the count, every output is written
 // and equals the one-thread product bit for bit (the outputs start as NaN, so rows no thread
-// took show). The group mixes types (f16 float groups, q4_0, q4_k with its lanes copy where the
-// kernel set has one, q8_0) and row counts that are not multiples of 16.
+// took show). The group mixes types (f16 in float groups, q4_0 interleaved, q4_k in lanes, where
+// the kernel set has those copies; q8_0 in the file's layout) and row counts that are not
+// multiples of 16, whose last rows take the file's layout.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -22,7 +23,7 @@ namespace {
 using gguf::TensorType;
 
 struct Weights {
-  std::vector<uint8_t> bytes, lanes;  // lanes: q4_k's 16-row copy where the kernel set has one
+  std::vector<uint8_t> bytes, lanes;  // lanes: the whole 16-row groups' copy, if any
   ops::Matrix m;
 };
 
@@ -45,10 +46,16 @@ Weights make_weights(TensorType type, int64_t rows, int64_t cols, uint32_t seed)
     quant::encode_tensor(values.data(), values.size(), type, w.bytes);
   }
   w.m = ops::Matrix{type, w.bytes.data(), rows, cols, row_bytes};
+  // The copies made at load (ops/interleaved_weights.h), where this CPU's kernel set has them:
+  // f16 float groups, q4_k lanes; q8_0 stays in the file's layout.
   const cpu::InterleavedKernels* il = cpu::best_gemm_kernels().interleaved;
-  if (type == TensorType::kQ4_K && il != nullptr && il->k_lanes != nullptr) {
+  void (*copy)(const void*, size_t, int64_t, int64_t, void*) = nullptr;
+  if (il != nullptr && type == TensorType::kF16) copy = il->interleave_16bit;
+  if (il != nullptr && type == TensorType::kQ4_0) copy = il->interleave_q4_0;
+  if (il != nullptr && il->k_lanes != nullptr && type == TensorType::kQ4_K) copy = il->k_lanes->interleave_q4_k;
+  if (copy != nullptr) {
     w.lanes.resize(w.bytes.size());
-    il->k_lanes->interleave_q4_k(w.bytes.data(), row_bytes, rows / 16 * 16, cols, w.lanes.data());
+    copy(w.bytes.data(), row_bytes, rows / 16 * 16, cols, w.lanes.data());
     w.m.interleaved = w.lanes.data();
   }
   return w;
