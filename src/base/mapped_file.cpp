@@ -16,18 +16,18 @@
 namespace afm {
 
 namespace {
-[[noreturn]] void throw_io(const std::string& what, const std::string& path) {
+[[noreturn]] void throw_map_io(const std::string& what, const std::string& path) {
   throw_error(ErrorCode::kIo, what + " '" + path + "': " + std::strerror(errno));
 }
 }  // namespace
 
 MappedFile MappedFile::open(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw_io("cannot open", path);
+  if (fd < 0) throw_map_io("cannot open", path);
   struct stat st {};
   if (fstat(fd, &st) != 0) {
     ::close(fd);
-    throw_io("cannot stat", path);
+    throw_map_io("cannot stat", path);
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
@@ -40,7 +40,7 @@ MappedFile MappedFile::open(const std::string& path) {
     void* p = mmap(nullptr, file.size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
       ::close(fd);
-      throw_io("cannot mmap", path);
+      throw_map_io("cannot mmap", path);
     }
     file.data_ = static_cast<const uint8_t*>(p);
   }
@@ -83,10 +83,10 @@ void MappedFile::release() {
 
 std::string read_file_to_string(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw_io("cannot open", path);
+  if (!in) throw_map_io("cannot open", path);
   std::ostringstream ss;
   ss << in.rdbuf();
-  if (in.bad()) throw_io("cannot read", path);
+  if (in.bad()) throw_map_io("cannot read", path);
   return ss.str();
 }
 

@@ -11,7 +11,6 @@ namespace afm::gguf {
 namespace {
 
 constexpr uint64_t kMaxKeyBytes = 65535;      // the GGUF spec's limit for keys
-constexpr uint64_t kMaxTensorNameBytes = 63;  // ggml's GGML_MAX_NAME - 1: llama.cpp's limit
 constexpr int kMaxArrayDepth = 8;             // nested arrays deeper than this are rejected
 
 // Smallest encoded size of one item of each value type: counts read from the file are
@@ -171,10 +170,6 @@ void check_no_overlaps(const std::vector<TensorInfo>& tensors, const std::vector
                   extent + " (table entry at byte offset " + std::to_string(at) +
                   ") ends at byte offset " + std::to_string(end) + ", " +
                   std::to_string(end - file_size) + " bytes past the end of the file");
-}
-
-uint64_t align_up(uint64_t x, uint64_t alignment) {
-  return (x + alignment - 1) / alignment * alignment;
 }
 
 }  // namespace

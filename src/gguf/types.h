@@ -11,6 +11,13 @@ namespace afm::gguf {
 inline constexpr uint32_t kMagic = 0x46554747;  // "GGUF" read as a little-endian u32
 inline constexpr uint32_t kVersion = 3;
 inline constexpr uint32_t kDefaultAlignment = 32;
+// ggml's GGML_MAX_NAME - 1: longer tensor names are not loadable by llama.cpp.
+inline constexpr uint64_t kMaxTensorNameBytes = 63;
+
+// x rounded up to a multiple of alignment (> 0): where the data section and each tensor start.
+inline constexpr uint64_t align_up(uint64_t x, uint64_t alignment) {
+  return (x + alignment - 1) / alignment * alignment;
+}
 
 enum class ValueType : uint32_t {
   kUint8 = 0,

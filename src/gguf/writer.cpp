@@ -10,8 +10,6 @@ namespace afm::gguf {
 
 namespace {
 
-constexpr size_t kMaxTensorNameBytes = 63;  // keeps files loadable by llama.cpp
-
 [[noreturn]] void invalid(const std::string& message) {
   throw_error(ErrorCode::kInvalidArgument, "gguf writer: " + message);
 }
@@ -57,10 +55,6 @@ void check_array_types(const std::string& key, const Value& v) {
     }
     check_array_types(key, item);
   }
-}
-
-uint64_t align_up(uint64_t x, uint64_t alignment) {
-  return (x + alignment - 1) / alignment * alignment;
 }
 
 }  // namespace

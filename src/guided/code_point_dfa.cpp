@@ -14,8 +14,8 @@ namespace afm::guided {
 
 namespace {
 
-constexpr uint32_t kSurrogateLo = 0xD800, kSurrogateEnd = 0xE000;
-constexpr uint32_t kNone = UINT32_MAX;
+constexpr uint32_t kSurrogateStart = 0xD800, kSurrogateEnd = 0xE000;
+constexpr uint32_t kNoTarget = UINT32_MAX;
 // Transition table entries (states x atoms) per automaton: 16 MiB. A pattern with thousands of
 // distinct characters has as many atoms, so the state budget alone would not bound memory.
 constexpr uint64_t kMaxTableEntries = uint64_t{4} << 20;
@@ -29,7 +29,7 @@ constexpr uint64_t kMaxTableEntries = uint64_t{4} << 20;
 // Sorted, unique interval starts covering 0..0x10FFFF, surrogates an interval of their own.
 std::vector<uint32_t> atoms_from(std::vector<uint32_t> starts) {
   starts.push_back(0);
-  starts.push_back(kSurrogateLo);
+  starts.push_back(kSurrogateStart);
   starts.push_back(kSurrogateEnd);
   std::erase_if(starts, [](uint32_t s) { return s > kMaxCodePoint; });
   std::sort(starts.begin(), starts.end());
@@ -42,7 +42,7 @@ class Nfa {
  public:
   struct State {
     std::vector<std::pair<uint32_t, uint32_t>> chars;  // the edge's set (ranges), if any
-    uint32_t to = kNone;
+    uint32_t to = kNoTarget;
     std::vector<uint32_t> eps;
   };
   struct Frag {
@@ -296,7 +296,7 @@ uint32_t CodePointDfa::atom_of(uint32_t cp) const {
 CodePointSet CodePointDfa::atom_set(uint32_t atom) const {
   const uint32_t lo = atom_start_[atom];
   const uint32_t hi = atom + 1 < num_atoms() ? atom_start_[atom + 1] - 1 : kMaxCodePoint;
-  if (lo == kSurrogateLo) return {};
+  if (lo == kSurrogateStart) return {};
   return CodePointSet::of(lo, hi);
 }
 
@@ -314,7 +314,7 @@ CodePointDfa CodePointDfa::length_between(uint32_t min, uint32_t max, size_t max
   DfaBuilder b(atoms_from({}), max_states);
   for (uint64_t s = 0; s < states; ++s) b.add_state(s >= min);
   CodePointDfa out = b.take();
-  const uint32_t surrogates = out.atom_of(kSurrogateLo);
+  const uint32_t surrogates = out.atom_of(kSurrogateStart);
   for (uint32_t s = 0; s < states; ++s) {
     const uint32_t to = s + 1 < states ? s + 1 : (unbounded ? s : kDead);
     for (uint32_t a = 0; a < out.num_atoms(); ++a) {
@@ -402,7 +402,7 @@ CodePointDfa CodePointDfa::from_regex_tree(regex::Node root, std::string_view pa
         }
       }
     }
-    std::erase_if(set, [&](uint32_t s) { return states[s].to == kNone && s != accept; });
+    std::erase_if(set, [&](uint32_t s) { return states[s].to == kNoTarget && s != accept; });
     std::sort(set.begin(), set.end());
     return set;
   };
@@ -484,7 +484,7 @@ CodePointDfa CodePointDfa::product(const CodePointDfa& a, const CodePointDfa& b,
 // The start accepts and loops on every character: the automaton accepts every string.
 bool CodePointDfa::is_everything() const {
   if (!accepting_[0]) return false;
-  const uint32_t surrogates = atom_of(kSurrogateLo);
+  const uint32_t surrogates = atom_of(kSurrogateStart);
   for (uint32_t a = 0; a < num_atoms(); ++a) {
     if (a != surrogates && next(0, a) != 0) return false;
   }
@@ -511,7 +511,7 @@ CodePointDfa CodePointDfa::complement() const {
   const uint32_t sink = static_cast<uint32_t>(num_states());
   out.accepting_.push_back(false);
   out.next_.resize(out.next_.size() + num_atoms(), kDead);
-  const uint32_t surrogates = atom_of(kSurrogateLo);
+  const uint32_t surrogates = atom_of(kSurrogateStart);
   for (uint32_t s = 0; s <= sink; ++s) {
     out.accepting_[s] = !out.accepting_[s];
     for (uint32_t a = 0; a < num_atoms(); ++a) {
@@ -609,7 +609,7 @@ CodePointDfa CodePointDfa::minimized() const {
   std::vector<uint32_t> keep_atoms;
   for (uint32_t a = 0; a < atoms; ++a) {
     const uint32_t lo = t.atom_start_[a];
-    bool same = a > 0 && lo != kSurrogateLo && lo != kSurrogateEnd;
+    bool same = a > 0 && lo != kSurrogateStart && lo != kSurrogateEnd;
     for (uint32_t c = 0; same && c < classes; ++c) {
       const uint32_t x = t.next_[order[c] * atoms + a], y = t.next_[order[c] * atoms + a - 1];
       same = (x == kDead ? kDead : id[cls[x]]) == (y == kDead ? kDead : id[cls[y]]);

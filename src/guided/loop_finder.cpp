@@ -130,7 +130,7 @@ Targets member_targets(const Neighbourhood& n, const ExploredTargets& explored,
 // The coarsest partition of the members in which equivalent members go, on every byte, to the
 // same outside state or to equivalent members (refinement from one class). Members are few
 // (at most 8), so each round compares each member with one representative per class.
-std::vector<uint32_t> equivalence_classes(const Targets& targets) {
+std::vector<uint32_t> target_classes(const Targets& targets) {
   const size_t m = targets.size();
   std::vector<uint32_t> cls(m, 0);
   size_t num_classes = 1;
@@ -215,7 +215,7 @@ bool find_loop(int32_t start, const RowLookup& row_of, FoundLoop* out) {
   // The entry, as an index into members.
   const size_t entry = start_is_entry ? static_cast<size_t>(start_member - members.begin()) : 0;
   const Targets targets = member_targets(n, explored, members);
-  const std::vector<uint32_t> cls = equivalence_classes(targets);
+  const std::vector<uint32_t> cls = target_classes(targets);
   std::array<int, kMaxExplore> member_of;
   member_of.fill(-1);
   for (size_t k = 0; k < members.size(); ++k) member_of[members[k]] = static_cast<int>(k);

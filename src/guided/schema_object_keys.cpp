@@ -24,7 +24,7 @@ namespace {
 
 constexpr size_t kMaxPatternGroups = 8;
 
-Json all_of(const std::vector<Json>& schemas) {
+Json all_of_schemas(const std::vector<Json>& schemas) {
   if (schemas.size() == 1) return schemas[0];
   return Json{{"allOf", Json(schemas)}};
 }
@@ -89,7 +89,7 @@ std::optional<Json> ObjectKeyRules::value_schema(const std::string& name, const 
     if (g.keys.matches(name)) schemas.push_back(g.schema);
   }
   if (schemas.empty()) return std::nullopt;
-  return all_of(schemas);
+  return all_of_schemas(schemas);
 }
 
 std::optional<Expr> SchemaCompiler::regular_additional_members(const ObjectKeyRules& rules,
@@ -106,7 +106,7 @@ std::optional<Expr> SchemaCompiler::regular_additional_members(const ObjectKeyRu
     std::string at = child_pointer(pointer, "additionalProperties");
     for (size_t i : chosen) schemas.push_back(rules.groups[i].schema);
     if (!chosen.empty()) at = rules.groups[chosen[0]].pointer;
-    const Json value = chosen.empty() ? additional : all_of(schemas);
+    const Json value = chosen.empty() ? additional : all_of_schemas(schemas);
     if (value == Json(false)) return;
     regions.push_back(b_.seq({quote, keys.lower(b_, CharEncoding::kJsonString), quote, colon(),
                               compile(value, at, depth + 1)}));

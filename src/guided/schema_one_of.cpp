@@ -32,7 +32,7 @@ namespace afm::guided {
 
 namespace {
 
-const std::set<std::string> kAllTypes = {"null", "boolean", "object", "array",
+const std::set<std::string> kEveryType = {"null", "boolean", "object", "array",
                                          "string", "number", "integer"};
 
 std::string value_type(const Json& v) {
@@ -55,7 +55,7 @@ bool types_overlap(const std::set<std::string>& a, const std::set<std::string>& 
 
 // What a schema admits, as far as its top-level keywords tell (an over-approximation).
 struct Shape {
-  std::set<std::string> types = kAllTypes;
+  std::set<std::string> types = kEveryType;
   std::optional<std::set<std::string>> values;  // canonical texts, when enum/const
   bool empty() const { return types.empty() || (values && values->empty()); }
 };
@@ -105,7 +105,7 @@ std::optional<std::vector<Json>> conjunction_of_unions(
 }
 
 struct Narrowing {
-  std::set<std::string> keep_types = kAllTypes;
+  std::set<std::string> keep_types = kEveryType;
   std::set<std::string> forbidden;
 };
 
@@ -328,7 +328,7 @@ Expr SchemaCompiler::compile_one_of(const Json& schema, const std::string& point
     for (size_t j = 0; j < k; ++j) {
       if (j == i) continue;
       const std::optional<Narrowing>& n = rules[i * k + j];
-      const bool disjoint_already = n && n->keep_types == kAllTypes && n->forbidden.empty();
+      const bool disjoint_already = n && n->keep_types == kEveryType && n->forbidden.empty();
       if (!every_pair_has_a_rule && !disjoint_already) {
         if (!negation_of(j)) {
           unsupported(pointer, "oneOf", "branches " + std::to_string(i) + " and " +

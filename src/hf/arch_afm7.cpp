@@ -48,7 +48,7 @@ Shape read_shape(const HfConfig& c) {
   return s;
 }
 
-void write_hparams(const HfConfig& c, const std::string& arch, gguf::Writer& w) {
+void write_afm7_hparams(const HfConfig& c, const std::string& arch, gguf::Writer& w) {
   if (c.has("quantization") || c.has("quantization_config")) {
     throw_error(ErrorCode::kUnsupported,
                 c.path() +
@@ -111,7 +111,7 @@ std::vector<TensorPlan> plan_block1(const Shape& s, const std::string& blk,
   return {};
 }
 
-std::vector<TensorPlan> plan(const HfConfig& c, const std::string& name) {
+std::vector<TensorPlan> afm7_plan(const HfConfig& c, const std::string& name) {
   if (name == "model.embedding.weight") return {TensorPlan{"token_embd.weight"}};
   if (name == "model.output_norm.weight") return {TensorPlan{"output_norm.weight"}};
   const Shape s = read_shape(c);
@@ -156,6 +156,6 @@ std::vector<std::string> required_tensors(const HfConfig& c) {
 }  // namespace
 
 AFM_REGISTER_HF_ARCH(afm7,
-                     ArchSpec{"", "afm7", "afm-device", write_hparams, plan, required_tensors});
+                     ArchSpec{"", "afm7", "afm-device", write_afm7_hparams, afm7_plan, required_tensors});
 
 }  // namespace afm::hf

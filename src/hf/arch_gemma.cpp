@@ -66,7 +66,7 @@ void write_gemma3(const HfConfig& c, const std::string& arch, gguf::Writer& w) {
         gguf::Value(static_cast<float>(c.get_float("rope_local_base_freq", 10000.0))));
 }
 
-std::vector<TensorPlan> plan(const HfConfig&, const std::string& name) {
+std::vector<TensorPlan> gemma_plan(const HfConfig&, const std::string& name) {
   static const std::map<std::string, std::string> kGemma = {
       {"post_attention_layernorm.weight", "post_attention_norm.weight"},
       {"pre_feedforward_layernorm.weight", "ffn_norm.weight"},
@@ -101,9 +101,9 @@ std::vector<std::string> required_gemma3(const HfConfig& c) {
 
 }  // namespace
 
-AFM_REGISTER_HF_ARCH(gemma2, ArchSpec{"Gemma2ForCausalLM", "gemma2", "gemma2", write_gemma2, plan,
+AFM_REGISTER_HF_ARCH(gemma2, ArchSpec{"Gemma2ForCausalLM", "gemma2", "gemma2", write_gemma2, gemma_plan,
                                       required_gemma2});
 AFM_REGISTER_HF_ARCH(gemma3, ArchSpec{"Gemma3ForCausalLM", "gemma3_text", "gemma3", write_gemma3,
-                                      plan, required_gemma3});
+                                      gemma_plan, required_gemma3});
 
 }  // namespace afm::hf

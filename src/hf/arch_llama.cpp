@@ -12,7 +12,7 @@
 namespace afm::hf {
 namespace {
 
-std::vector<TensorPlan> plan(const HfConfig& c, const std::string& name) {
+std::vector<TensorPlan> llama_plan(const HfConfig& c, const std::string& name) {
   std::optional<TensorPlan> p = plan_llama_family_tensor(name);
   if (!p) return {};
   const std::string& g = p->gguf_name;
@@ -62,14 +62,14 @@ void write_smollm3_hparams(const HfConfig& c, const std::string& arch, gguf::Wri
 
 AFM_REGISTER_HF_ARCH(smollm3,
                      ArchSpec{"SmolLM3ForCausalLM", "smollm3", "smollm3", write_smollm3_hparams,
-                              plan, llama_family_required_tensors});
+                              llama_plan, llama_family_required_tensors});
 
 AFM_REGISTER_HF_ARCH(mistral,
                      ArchSpec{"MistralForCausalLM", "mistral", "llama", write_mistral_hparams,
-                              plan, llama_family_required_tensors});
+                              llama_plan, llama_family_required_tensors});
 
 AFM_REGISTER_HF_ARCH(llama,
                      ArchSpec{"LlamaForCausalLM", "llama", "llama", write_llama_family_hparams,
-                              plan, llama_family_required_tensors});
+                              llama_plan, llama_family_required_tensors});
 
 }  // namespace afm::hf

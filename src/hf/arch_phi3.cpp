@@ -12,7 +12,7 @@
 namespace afm::hf {
 namespace {
 
-void write_hparams(const HfConfig& c, const std::string& arch, gguf::Writer& w) {
+void write_phi3_hparams(const HfConfig& c, const std::string& arch, gguf::Writer& w) {
   if (c.get_float("partial_rotary_factor", 1.0) != 1.0) {
     throw_error(ErrorCode::kUnsupported,
                 c.path() + ": partial_rotary_factor other than 1 is not supported for phi3");
@@ -21,7 +21,7 @@ void write_hparams(const HfConfig& c, const std::string& arch, gguf::Writer& w) 
   write_sliding_window(c, arch, w);
 }
 
-std::vector<TensorPlan> plan(const HfConfig&, const std::string& name) {
+std::vector<TensorPlan> phi3_plan(const HfConfig&, const std::string& name) {
   static const std::map<std::string, std::string> kFused = {
       {"self_attn.qkv_proj.weight", "attn_qkv.weight"},
       {"mlp.gate_up_proj.weight", "ffn_up.weight"},
@@ -45,6 +45,6 @@ std::vector<std::string> required(const HfConfig& c) {
 
 }  // namespace
 
-AFM_REGISTER_HF_ARCH(phi3, ArchSpec{"Phi3ForCausalLM", "phi3", "phi3", write_hparams, plan, required});
+AFM_REGISTER_HF_ARCH(phi3, ArchSpec{"Phi3ForCausalLM", "phi3", "phi3", write_phi3_hparams, phi3_plan, required});
 
 }  // namespace afm::hf

@@ -5,7 +5,7 @@
 namespace afm::hf {
 namespace {
 
-std::vector<TensorPlan> plan(const HfConfig&, const std::string& name) {
+std::vector<TensorPlan> qwen2_plan(const HfConfig&, const std::string& name) {
   std::optional<TensorPlan> p = plan_llama_family_tensor(name);
   if (!p) return {};
   return {*p};
@@ -26,6 +26,6 @@ void write_qwen2_hparams(const HfConfig& c, const std::string& arch, gguf::Write
 
 AFM_REGISTER_HF_ARCH(qwen2,
                      ArchSpec{"Qwen2ForCausalLM", "qwen2", "qwen2", write_qwen2_hparams,
-                              plan, llama_family_required_tensors});
+                              qwen2_plan, llama_family_required_tensors});
 
 }  // namespace afm::hf

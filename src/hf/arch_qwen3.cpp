@@ -4,7 +4,7 @@
 namespace afm::hf {
 namespace {
 
-std::vector<TensorPlan> plan(const HfConfig&, const std::string& name) {
+std::vector<TensorPlan> qwen3_plan(const HfConfig&, const std::string& name) {
   std::optional<TensorPlan> p = plan_llama_family_tensor(name);
   if (!p) return {};
   return {*p};
@@ -14,6 +14,6 @@ std::vector<TensorPlan> plan(const HfConfig&, const std::string& name) {
 
 AFM_REGISTER_HF_ARCH(qwen3,
                      ArchSpec{"Qwen3ForCausalLM", "qwen3", "qwen3", write_llama_family_hparams,
-                              plan, llama_family_required_tensors});
+                              qwen3_plan, llama_family_required_tensors});
 
 }  // namespace afm::hf

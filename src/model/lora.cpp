@@ -17,7 +17,7 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-std::string shape_string(const std::vector<uint64_t>& shape) {
+std::string shape_text(const std::vector<uint64_t>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
@@ -166,12 +166,12 @@ void LoraAdapter::collect_pairs(const gguf::File& base) {
     if (stacked) want_a.push_back(n_stack), want_b.push_back(n_stack);
     if (w->shape.size() < 2 || ta->shape != want_a || tb->shape != want_b) {
       throw_error(ErrorCode::kFormat,
-                  f.path() + ": " + name + " has base shape " + shape_string(w->shape) +
-                      " but lora_a " + shape_string(ta->shape) + " and lora_b " +
-                      shape_string(tb->shape) + " (expected lora_a [in, rank" +
-                      (stacked ? ", n" : "") + "] = " + shape_string(want_a) +
+                  f.path() + ": " + name + " has base shape " + shape_text(w->shape) +
+                      " but lora_a " + shape_text(ta->shape) + " and lora_b " +
+                      shape_text(tb->shape) + " (expected lora_a [in, rank" +
+                      (stacked ? ", n" : "") + "] = " + shape_text(want_a) +
                       " and lora_b [rank, out" + (stacked ? ", n" : "") + "] = " +
-                      shape_string(want_b) + ")");
+                      shape_text(want_b) + ")");
     }
     LoraPair p;
     p.rank = static_cast<int64_t>(rank);

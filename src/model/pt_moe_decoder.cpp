@@ -19,7 +19,7 @@ constexpr const char* kArch = "afm-server";
   throw_error(ErrorCode::kFormat, f.path() + ": " + what);
 }
 
-HParams read_hparams(const gguf::File& file) {
+HParams read_pt_moe_hparams(const gguf::File& file) {
   HParams hp = read_decoder_hparams(file, kArch);
   const gguf::TensorInfo& embd = file.get_tensor("token_embd.weight");
   if (embd.shape.size() != 2 || embd.shape[0] != static_cast<uint64_t>(hp.n_embd)) {
@@ -68,7 +68,7 @@ std::string layer_prefix(int64_t track, int64_t layer) {
   return "trk." + std::to_string(track) + ".blk." + std::to_string(layer) + ".";
 }
 
-float read_scale(const WeightLoader& w, const std::string& name) {
+float read_kv_scale(const WeightLoader& w, const std::string& name) {
   const std::vector<float> v = w.optional_vector(name, 1);
   if (v.empty()) return 0;
   if (!(v[0] > 0) || !std::isfinite(v[0])) {
@@ -163,7 +163,7 @@ class PtMoeDecoder::Workspace : public BatchWorkspace {
 };
 
 PtMoeDecoder::PtMoeDecoder(std::shared_ptr<const gguf::File> file)
-    : Model(file, read_hparams(*file)),
+    : Model(file, read_pt_moe_hparams(*file)),
       pt_(read_params(*file, hparams())),
       rope_(ops::RopeLayout::kAdjacent, hparams().rope_dims, hparams().rope_theta,
             hparams().rope_freq_scale) {
@@ -189,8 +189,8 @@ PtMoeDecoder::Layer PtMoeDecoder::load_layer(const WeightLoader& w, int64_t trac
   l.attn.wo = w.matrix(p + "attn_output.weight", hp.n_embd, q_dim);
   l.attn.q_norm = w.vector(p + "attn_q_norm.weight", hp.head_dim);
   l.attn.k_norm = w.vector(p + "attn_k_norm.weight", hp.head_dim);
-  l.attn.k_scale = read_scale(w, p + "attn_k_scale.weight");
-  l.attn.v_scale = read_scale(w, p + "attn_v_scale.weight");
+  l.attn.k_scale = read_kv_scale(w, p + "attn_k_scale.weight");
+  l.attn.v_scale = read_kv_scale(w, p + "attn_v_scale.weight");
   if (is_moe(n)) {
     l.moe.norm = w.vector(p + "ffn_norm.weight", hp.n_embd);
     l.moe.n_expert = pt_.n_expert;

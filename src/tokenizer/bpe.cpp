@@ -9,7 +9,7 @@
 namespace afm::tokenizer {
 
 namespace {
-uint64_t pair_key(int32_t a, int32_t b) {
+uint64_t merge_key(int32_t a, int32_t b) {
   return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
 }
 }  // namespace
@@ -33,7 +33,7 @@ BpeModel::BpeModel(const VocabSpec& spec)
       throw_error(ErrorCode::kFormat, "merge " + std::to_string(rank) + " '" + left + " " + right +
                                           "' uses a token missing from the vocabulary");
     }
-    merges_.emplace(pair_key(l->second, r->second), Merge{static_cast<int32_t>(rank), m->second});
+    merges_.emplace(merge_key(l->second, r->second), Merge{static_cast<int32_t>(rank), m->second});
   }
 }
 
@@ -70,7 +70,7 @@ void BpeModel::encode_uncached(std::string_view word, std::vector<int32_t>& out)
     size_t best_pos = 0;
     int32_t best_id = -1;
     for (size_t i = 0; i + 1 < symbols.size(); ++i) {
-      auto it = merges_.find(pair_key(symbols[i], symbols[i + 1]));
+      auto it = merges_.find(merge_key(symbols[i], symbols[i + 1]));
       if (it != merges_.end() && it->second.rank < best_rank) {
         best_rank = it->second.rank;
         best_pos = i;

@@ -15,7 +15,7 @@
 namespace afm::train {
 namespace {
 
-TrainConfig loop_config(const SftOptions& o, const ModelConfig& model) {
+TrainConfig sft_loop_config(const SftOptions& o, const ModelConfig& model) {
   TrainConfig c;
   c.model = model;
   c.seq_len = o.seq_len;
@@ -60,7 +60,7 @@ SftResult run_sft(const SftOptions& o) {
   d.seed = o.seed;
   d.vocab_size = model_config.vocab_size;
   const std::unique_ptr<BatchSource> batches = open_draft_data(d);
-  const TrainConfig config = loop_config(o, model_config);
+  const TrainConfig config = sft_loop_config(o, model_config);
 
   std::shared_ptr<LanguageModel> model;
   SftResult result;

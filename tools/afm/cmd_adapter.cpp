@@ -53,7 +53,7 @@ void run_merge(const MergeArgs& a) {
 }
 
 // Without a base the adapter is only parsed: metadata, pairs and their shapes as stored.
-void run_info(const InfoArgs& a) {
+void run_adapter_info(const InfoArgs& a) {
   nlohmann::json j;
   if (!a.base.empty()) {
     const gguf::File base = gguf::File::open(a.base);
@@ -117,7 +117,7 @@ void setup_adapter(CLI::App& root) {
   info->add_option("adapter", i->adapter, "LoRA adapter GGUF")->required()->check(CLI::ExistingFile);
   info->add_option("--base", i->base, "Base model GGUF to check against")->check(CLI::ExistingFile);
   info->add_flag("--json", i->json, "Print one JSON object");
-  info->callback([i] { run_info(*i); });
+  info->callback([i] { run_adapter_info(*i); });
 
   auto r = std::make_shared<RandomArgs>();
   CLI::App* random = adapter->add_subcommand("random", "Write a seeded random adapter (tests)");

@@ -9,7 +9,7 @@
 namespace afm::data::sources {
 namespace {
 
-constexpr size_t kBodyIndent = 3;
+constexpr size_t kJargonIndent = 3;
 
 bool is_heading(std::string_view line) { return !line.empty() && line[0] != ' '; }
 
@@ -37,7 +37,7 @@ class Section {
       replace_all(head, " //", "");
       doc = head + "\n" + reflow_paragraphs(std::string_view(text_).substr(head_end + 1));
     } else {
-      doc = squeeze_blank_lines(dedent(text_, kBodyIndent));
+      doc = squeeze_blank_lines(dedent(text_, kJargonIndent));
     }
     doc = strip_reference_braces(doc);
     if (!is_blank(doc)) sink(doc);

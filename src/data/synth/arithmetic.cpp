@@ -265,7 +265,7 @@ Problem bare_item(SynthRng& rng) {
   return sum ? bare_sum(rng) : bare_difference(rng);
 }
 
-constexpr std::array<std::string_view, 3> kSystem = {
+constexpr std::array<std::string_view, 3> kArithmeticSystem = {
     "You are a patient math tutor. Show the calculation, then give the answer.",
     "Solve the word problem. Keep the working short.",
     "You are a helpful assistant that is good at arithmetic.",
@@ -282,7 +282,7 @@ Messages make_arithmetic(SynthRng& rng) {
   const Problem p = bare > 0 && rng.percent(bare)
                         ? bare_item(rng)
                         : kMakers[rng.below(kMakers.size())](rng);
-  const std::string_view instructions = rng.pick(Words(kSystem));
+  const std::string_view instructions = rng.pick(Words(kArithmeticSystem));
   return {{"system", std::string(instructions)},
           {"user", p.question},
           {"assistant", p.working + ".\nThe answer is " + p.answer + "."}};

@@ -186,7 +186,7 @@ Extraction order(SynthRng& rng) {
                {"total", to_number(unit * qty)}}};
 }
 
-constexpr std::array<std::string_view, 4> kSystem = {
+constexpr std::array<std::string_view, 4> kExtractionSystem = {
     "You are a careful assistant that extracts structured data from text.",
     "Extract information exactly as it is stated in the text. Answer with JSON only.",
     "You turn short texts into JSON records. Do not invent values.",
@@ -308,7 +308,7 @@ Messages make_extraction(SynthRng& rng) {
   if (rng.schema_constraints()) add_constraints(rng, e);
   const std::string prompt = std::string(rng.pick(Words(kAsk))) + e.text;
   return {
-      {"system", std::string(rng.pick(Words(kSystem)))},
+      {"system", std::string(rng.pick(Words(kExtractionSystem)))},
       {"user", user_with_response_format(prompt, e.name, e.description, e.schema)},
       {"assistant", compact(e.answer)},
   };

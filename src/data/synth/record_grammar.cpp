@@ -19,7 +19,7 @@ std::string with_article(const std::string& noun) {
 std::string first_word(const std::string& name) { return name.substr(0, name.find(' ')); }
 
 // Clauses in shuffled order joined as "x, y and z".
-std::string joined(SynthRng& rng, std::vector<std::string> clauses) {
+std::string joined_clauses(SynthRng& rng, std::vector<std::string> clauses) {
   const std::vector<size_t> order = rng.distinct(clauses.size(), clauses.size());
   std::string out;
   for (size_t i = 0; i < order.size(); ++i) {
@@ -72,18 +72,18 @@ std::string person_text(SynthRng& rng, const PersonFacts& p) {
       const std::string age = clause(Words(kAgeClauses));
       const std::string job = clause(Words(kJobClauses));
       const std::string city = clause(Words(kCityClauses));
-      return p.name + " " + joined(rng, {age, job, city}) + ".";
+      return p.name + " " + joined_clauses(rng, {age, job, city}) + ".";
     }
     case 1: {
       const std::string age = clause(Words(kAgeClauses));
       const std::string job = clause(Words(kJobClauses));
       const std::string city = clause(Words(kCityClauses));
-      return p.name + " " + age + ". " + first_word(p.name) + " " + joined(rng, {job, city}) + ".";
+      return p.name + " " + age + ". " + first_word(p.name) + " " + joined_clauses(rng, {job, city}) + ".";
     }
     case 2: {
       const std::string job = clause(Words(kJobClauses));
       const std::string city = clause(Words(kCityClauses));
-      return p.name + ", " + a + ", " + joined(rng, {job, city}) + ".";
+      return p.name + ", " + a + ", " + joined_clauses(rng, {job, city}) + ".";
     }
     case 3: {
       const std::string city = clause(Words(kCityClauses));

@@ -42,7 +42,7 @@ constexpr std::array<Intent, 5> kIntents = {{
       "a little."}},
 }};
 
-constexpr std::array<std::string_view, 3> kSystem = {
+constexpr std::array<std::string_view, 3> kSmallTalkSystem = {
     "You are a helpful assistant.", "You are a friendly assistant. Keep answers short.",
     "Answer the user's question. You may call the listed tools."};
 
@@ -52,7 +52,7 @@ Messages make_small_talk(SynthRng& rng) {
   const Intent& intent = kIntents[rng.below(kIntents.size())];
   const std::string ask(rng.pick(Words(intent.asks)));
   const std::string reply(rng.pick(Words(intent.replies)));
-  std::string system(rng.pick(Words(kSystem)));
+  std::string system(rng.pick(Words(kSmallTalkSystem)));
   if (rng.percent(60)) {  // tools on offer, none of them called for
     const auto needed = static_cast<ToolId>(rng.below(kToolCount));
     system = system_with_tools(system, tools_offered(rng, needed));

@@ -305,7 +305,7 @@ Exchange exchange_rate(SynthRng& rng) {
   return e;
 }
 
-constexpr std::array<std::string_view, 3> kSystem = {
+constexpr std::array<std::string_view, 3> kToolUseSystem = {
     "You are a helpful assistant. Use the tools when they help answer the user.",
     "You are an assistant with access to tools. Call a tool when you need live data or exact "
     "arithmetic, then answer briefly.",
@@ -335,7 +335,7 @@ Messages make_tool_use(SynthRng& rng) {
                                                    unit_conversion, calendar,    exchange_rate};
   Exchange e = kMakers[rng.below(kMakers.size())](rng);
   if (rng.broad_variety()) e.request = framed(rng, e.request);
-  const std::string_view instructions = rng.pick(Words(kSystem));
+  const std::string_view instructions = rng.pick(Words(kToolUseSystem));
   const Json tools = tools_offered(rng, e.tool);
   Messages m = {{"system", system_with_tools(instructions, tools)},
                 {"user", e.request},
