@@ -32,8 +32,8 @@ namespace afm::guided {
 
 namespace {
 
-const std::set<std::string> kEveryType = {"null", "boolean", "object", "array",
-                                         "string", "number", "integer"};
+const std::set<std::string> kEveryType = {"null",   "boolean", "object", "array",
+                                          "string", "number",  "integer"};
 
 std::string value_type(const Json& v) {
   if (v.is_null()) return "null";

@@ -155,7 +155,7 @@ std::vector<std::string> required_tensors(const HfConfig& c) {
 
 }  // namespace
 
-AFM_REGISTER_HF_ARCH(afm7,
-                     ArchSpec{"", "afm7", "afm-device", write_afm7_hparams, afm7_plan, required_tensors});
+AFM_REGISTER_HF_ARCH(afm7, ArchSpec{"", "afm7", "afm-device", write_afm7_hparams, afm7_plan,
+                                    required_tensors});
 
 }  // namespace afm::hf

@@ -101,8 +101,8 @@ std::vector<std::string> required_gemma3(const HfConfig& c) {
 
 }  // namespace
 
-AFM_REGISTER_HF_ARCH(gemma2, ArchSpec{"Gemma2ForCausalLM", "gemma2", "gemma2", write_gemma2, gemma_plan,
-                                      required_gemma2});
+AFM_REGISTER_HF_ARCH(gemma2, ArchSpec{"Gemma2ForCausalLM", "gemma2", "gemma2", write_gemma2,
+                                      gemma_plan, required_gemma2});
 AFM_REGISTER_HF_ARCH(gemma3, ArchSpec{"Gemma3ForCausalLM", "gemma3_text", "gemma3", write_gemma3,
                                       gemma_plan, required_gemma3});
 

@@ -45,6 +45,7 @@ std::vector<std::string> required(const HfConfig& c) {
 
 }  // namespace
 
-AFM_REGISTER_HF_ARCH(phi3, ArchSpec{"Phi3ForCausalLM", "phi3", "phi3", write_phi3_hparams, phi3_plan, required});
+AFM_REGISTER_HF_ARCH(phi3, ArchSpec{"Phi3ForCausalLM", "phi3", "phi3", write_phi3_hparams,
+                                    phi3_plan, required});
 
 }  // namespace afm::hf

@@ -24,8 +24,7 @@ void write_qwen2_hparams(const HfConfig& c, const std::string& arch, gguf::Write
 
 }  // namespace
 
-AFM_REGISTER_HF_ARCH(qwen2,
-                     ArchSpec{"Qwen2ForCausalLM", "qwen2", "qwen2", write_qwen2_hparams,
-                              qwen2_plan, llama_family_required_tensors});
+AFM_REGISTER_HF_ARCH(qwen2, ArchSpec{"Qwen2ForCausalLM", "qwen2", "qwen2", write_qwen2_hparams,
+                                     qwen2_plan, llama_family_required_tensors});
 
 }  // namespace afm::hf

@@ -165,13 +165,13 @@ void LoraAdapter::collect_pairs(const gguf::File& base) {
     std::vector<uint64_t> want_a{in, rank}, want_b{rank, out};
     if (stacked) want_a.push_back(n_stack), want_b.push_back(n_stack);
     if (w->shape.size() < 2 || ta->shape != want_a || tb->shape != want_b) {
-      throw_error(ErrorCode::kFormat,
-                  f.path() + ": " + name + " has base shape " + shape_text(w->shape) +
-                      " but lora_a " + shape_text(ta->shape) + " and lora_b " +
-                      shape_text(tb->shape) + " (expected lora_a [in, rank" +
-                      (stacked ? ", n" : "") + "] = " + shape_text(want_a) +
-                      " and lora_b [rank, out" + (stacked ? ", n" : "") + "] = " +
-                      shape_text(want_b) + ")");
+      throw_error(ErrorCode::kFormat, f.path() + ": " + name + " has base shape " +
+                                          shape_text(w->shape) + " but lora_a " +
+                                          shape_text(ta->shape) + " and lora_b " +
+                                          shape_text(tb->shape) + " (expected lora_a [in, rank" +
+                                          (stacked ? ", n" : "") + "] = " + shape_text(want_a) +
+                                          " and lora_b [rank, out" + (stacked ? ", n" : "") +
+                                          "] = " + shape_text(want_b) + ")");
     }
     LoraPair p;
     p.rank = static_cast<int64_t>(rank);

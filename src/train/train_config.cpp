@@ -87,7 +87,8 @@ TrainConfig train_config_from_json(const nlohmann::json& j, const std::string& b
     reject_unknown(j.at("eval"), "/eval", {"every", "batches"});
     read_setting(j.at("eval"), "/eval", "every", c.eval_every);
     read_setting(j.at("eval"), "/eval", "batches", c.eval_batches);
-    if (c.eval_every < 0 || c.eval_batches < 1) invalid_setting("/eval", "every >= 0, batches >= 1");
+    if (c.eval_every < 0 || c.eval_batches < 1)
+      invalid_setting("/eval", "every >= 0, batches >= 1");
   }
   if (j.contains("log")) {
     reject_unknown(j.at("log"), "/log", {"every"});

@@ -78,7 +78,8 @@ std::string person_text(SynthRng& rng, const PersonFacts& p) {
       const std::string age = clause(Words(kAgeClauses));
       const std::string job = clause(Words(kJobClauses));
       const std::string city = clause(Words(kCityClauses));
-      return p.name + " " + age + ". " + first_word(p.name) + " " + joined_clauses(rng, {job, city}) + ".";
+      return p.name + " " + age + ". " + first_word(p.name) + " " +
+             joined_clauses(rng, {job, city}) + ".";
     }
     case 2: {
       const std::string job = clause(Words(kJobClauses));
