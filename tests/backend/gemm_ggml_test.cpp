@@ -48,7 +48,7 @@ const std::vector<TypeCase>& cases() {
   return all;
 }
 
-struct Problem {
+struct GgmlProblem {
   int64_t rows, tokens, k;
   size_t row_bytes;
   std::vector<uint8_t> w;
@@ -56,10 +56,10 @@ struct Problem {
   std::vector<ActBlock256> x256;  // the same activations in 256-value blocks
 };
 
-Problem make_problem(const TypeCase& tc, int64_t rows, int64_t tokens, int64_t k, uint32_t seed) {
+GgmlProblem make_ggml_problem(const TypeCase& tc, int64_t rows, int64_t tokens, int64_t k, uint32_t seed) {
   std::mt19937 rng(seed);
   const auto traits = gguf::tensor_type_traits(tc.type);
-  Problem p{rows, tokens, k, quant::encoded_bytes(tc.type, k), {}, {}};
+  GgmlProblem p{rows, tokens, k, quant::encoded_bytes(tc.type, k), {}, {}};
   p.w.resize(rows * p.row_bytes);
   for (uint8_t& b : p.w) b = static_cast<uint8_t>(rng());
   std::uniform_real_distribution<float> exponent(-9.0f, -4.0f);
@@ -92,7 +92,7 @@ Bound bind(const GgmlBlockKernels& ks, const TypeCase& tc) {
   return {ks.*tc.kernel, tc.k_quant && ks.super_block_activations};
 }
 
-std::vector<float> run(Bound b, const Problem& p, int64_t first_token, int64_t tokens) {
+std::vector<float> run_ggml(Bound b, const GgmlProblem& p, int64_t first_token, int64_t tokens) {
   std::vector<float> y(tokens * p.rows, NAN);
   if (b.blocks_256) {
     b.kernel(p.w.data(), p.row_bytes, p.rows, &p.x256[first_token * p.k / 256],
@@ -105,7 +105,7 @@ std::vector<float> run(Bound b, const Problem& p, int64_t first_token, int64_t t
 }
 
 // Activation i of token t as the kernel sees it: d_a x q.
-double activation(const Problem& p, bool blocks_256, int64_t t, int64_t i) {
+double activation(const GgmlProblem& p, bool blocks_256, int64_t t, int64_t i) {
   if (blocks_256) {
     const ActBlock256& a = p.x256[t * p.k / 256 + i / 256];
     return static_cast<double>(a.q[i % 256]) * a.d;
@@ -119,9 +119,9 @@ std::string name_of(TensorType t) { return std::string(gguf::tensor_type_traits(
 TEST(GgmlGemm, ScalarEqualsTheDotOfDecodedValues) {
   for (const GgmlBlockKernels* ks : {&scalar_ggml_block_kernels(), &scalar_ggml_super_block_kernels()}) {
     for (const TypeCase& tc : cases()) {
-      const Problem p = make_problem(tc, 3, 2, 512, 11);
+      const GgmlProblem p = make_ggml_problem(tc, 3, 2, 512, 11);
       const Bound b = bind(*ks, tc);
-      const std::vector<float> got = run(b, p, 0, p.tokens);
+      const std::vector<float> got = run_ggml(b, p, 0, p.tokens);
       std::vector<float> w(p.k);
       for (int64_t r = 0; r < p.rows; ++r) {
         quant::decode_values(&p.w[r * p.row_bytes], p.k, tc.type, w.data());
@@ -171,12 +171,12 @@ void expect_matches_scalar(const GemmKernels& ks) {
     for (int64_t rows : {1, 3, 4, 9, 16, 35}) {
       for (int64_t tokens : {1, 2, 5, 8}) {
         for (int64_t k : {256, 512, 1280, 2304}) {
-          const Problem p = make_problem(tc, rows, tokens, k, static_cast<uint32_t>(rows * 100 + tokens * 10 + k));
+          const GgmlProblem p = make_ggml_problem(tc, rows, tokens, k, static_cast<uint32_t>(rows * 100 + tokens * 10 + k));
           const GgmlBlockKernels& reference = ks.ggml->super_block_activations
                                                   ? scalar_ggml_super_block_kernels()
                                                   : scalar_ggml_block_kernels();
-          const std::vector<float> want = run(bind(reference, tc), p, 0, tokens);
-          const std::vector<float> got = run(bind(*ks.ggml, tc), p, 0, tokens);
+          const std::vector<float> want = run_ggml(bind(reference, tc), p, 0, tokens);
+          const std::vector<float> got = run_ggml(bind(*ks.ggml, tc), p, 0, tokens);
           for (size_t i = 0; i < want.size(); ++i) {
             ASSERT_NEAR(got[i], want[i], 1e-5f * std::sqrt(static_cast<float>(k)) + 1e-4f * std::fabs(want[i]))
                 << ks.isa << " " << name_of(tc.type) << " rows " << rows << " tokens " << tokens
@@ -204,10 +204,10 @@ TEST(GgmlGemm, EachTokenIsComputedAsIfAlone) {
   for (const GemmKernels* ks : {&scalar_gemm_kernels(), avx2_gemm_kernels(), avx512_gemm_kernels()}) {
     if (ks == nullptr) continue;
     for (const TypeCase& tc : cases()) {
-      const Problem p = make_problem(tc, 35, 9, 768, 7);
-      const std::vector<float> all = run(bind(*ks->ggml_per_token, tc), p, 0, p.tokens);
+      const GgmlProblem p = make_ggml_problem(tc, 35, 9, 768, 7);
+      const std::vector<float> all = run_ggml(bind(*ks->ggml_per_token, tc), p, 0, p.tokens);
       for (int64_t t = 0; t < p.tokens; ++t) {
-        const std::vector<float> one = run(bind(*ks->ggml, tc), p, t, 1);
+        const std::vector<float> one = run_ggml(bind(*ks->ggml, tc), p, t, 1);
         for (int64_t r = 0; r < p.rows; ++r) {
           ASSERT_EQ(all[t * p.rows + r], one[r]) << ks->isa << " " << name_of(tc.type) << " token " << t;
         }
@@ -226,7 +226,7 @@ struct LaneCase {
 };
 
 std::vector<float> run_lanes(GemmKernel kernel, bool blocks_256, const std::vector<uint8_t>& copy,
-                             const Problem& p, int64_t first_token, int64_t tokens) {
+                             const GgmlProblem& p, int64_t first_token, int64_t tokens) {
   std::vector<float> y(tokens * p.rows, NAN);
   if (blocks_256) {
     kernel(copy.data(), p.row_bytes, p.rows, &p.x256[first_token * p.k / 256], p.k / 256 * sizeof(ActBlock256),
@@ -250,11 +250,11 @@ void expect_lanes_match_scalar(const GemmKernels& ks) {
     const TypeCase& tc = *std::find_if(cases().begin(), cases().end(), [&](const TypeCase& c) { return c.type == lc.type; });
     for (int64_t rows : {16, 48}) {
       for (int64_t k : {256, 512, 2304}) {
-        const Problem p = make_problem(tc, rows, 9, k, static_cast<uint32_t>(rows + k));
+        const GgmlProblem p = make_ggml_problem(tc, rows, 9, k, static_cast<uint32_t>(rows + k));
         std::vector<uint8_t> copy(p.w.size());
         (lanes.*lc.interleave)(p.w.data(), p.row_bytes, rows, k, copy.data());
         const GemmKernel kernel = lanes.*lc.kernel;
-        const std::vector<float> want = run(bind(reference, tc), p, 0, p.tokens);
+        const std::vector<float> want = run_ggml(bind(reference, tc), p, 0, p.tokens);
         const std::vector<float> all = run_lanes(kernel, blocks_256, copy, p, 0, p.tokens);
         for (size_t i = 0; i < want.size(); ++i) {
           ASSERT_NEAR(all[i], want[i], 1e-5f * std::sqrt(static_cast<float>(k)) + 1e-4f * std::fabs(want[i]))

@@ -12,13 +12,13 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::shared_ptr<const LoadedModel> model() {
+std::shared_ptr<const LoadedModel> example_model() {
   static const auto m = LoadedModel::load("models/afm-device-21m.gguf");
   return m;
 }
 
 TrainingExample render(const ChatRequest& r) {
-  return render_training_example(*model()->chat_template(), model()->tokenizer(), r);
+  return render_training_example(*example_model()->chat_template(), example_model()->tokenizer(), r);
 }
 
 // The trained tokens' text, turn by turn (a new string at each untrained -> trained edge).
@@ -29,7 +29,7 @@ std::vector<std::string> trained_spans(const TrainingExample& e) {
     if (i < e.tokens.size() && e.trained[i]) {
       run.push_back(e.tokens[i]);
     } else if (!run.empty()) {
-      spans.push_back(model()->tokenizer().decode(run));
+      spans.push_back(example_model()->tokenizer().decode(run));
       run.clear();
     }
   }
@@ -37,7 +37,7 @@ std::vector<std::string> trained_spans(const TrainingExample& e) {
 }
 
 TEST(TrainingExample, TrainsOnEveryAssistantTurnAndNothingElse) {
-  const ChatTemplate& tmpl = *model()->chat_template();
+  const ChatTemplate& tmpl = *example_model()->chat_template();
   ChatRequest r;
   r.messages = {{"system", "Be brief."},
                 {"user", "Name a color."},
@@ -52,8 +52,8 @@ TEST(TrainingExample, TrainsOnEveryAssistantTurnAndNothingElse) {
   // The untrained text up to the last turn is the prompt the runtime encodes for it.
   const std::string prompt =
       tmpl.render({r.messages.begin(), r.messages.end() - 1}, true, prompt_extras(r));
-  const std::vector<int32_t> prompt_ids = model()->tokenizer().encode(
-      prompt, {.parse_special = true, .add_bos = model()->tokenizer().add_bos()});
+  const std::vector<int32_t> prompt_ids = example_model()->tokenizer().encode(
+      prompt, {.parse_special = true, .add_bos = example_model()->tokenizer().add_bos()});
   ASSERT_LE(prompt_ids.size(), e.tokens.size());
   EXPECT_EQ(std::vector<int32_t>(e.tokens.begin(), e.tokens.begin() + prompt_ids.size()),
             prompt_ids);
@@ -63,7 +63,7 @@ TEST(TrainingExample, TrainsOnEveryAssistantTurnAndNothingElse) {
 }
 
 TEST(TrainingExample, ToolCallsAndSchemasAreRenderedAsTheServerDoes) {
-  const ChatTemplate& tmpl = *model()->chat_template();
+  const ChatTemplate& tmpl = *example_model()->chat_template();
   ChatRequest r;
   r.tools = {{"get_weather", "Weather for a city.",
               Json::parse(R"({"type":"object","properties":{"city":{"type":"string"}},
@@ -78,7 +78,7 @@ TEST(TrainingExample, ToolCallsAndSchemasAreRenderedAsTheServerDoes) {
   EXPECT_EQ(spans[0], tmpl.render_tool_calls(r.messages[1].tool_calls) + tmpl.assistant_suffix());
   EXPECT_EQ(spans[1], "It is 3 degrees in Oslo." + tmpl.assistant_suffix());
   // The tool list and the tool result are context, not targets.
-  const std::string all = model()->tokenizer().decode(e.tokens);
+  const std::string all = example_model()->tokenizer().decode(e.tokens);
   EXPECT_NE(all.find("Weather for a city."), std::string::npos);
   EXPECT_NE(all.find("{\"temp\": 3}"), std::string::npos);
 
@@ -87,7 +87,7 @@ TEST(TrainingExample, ToolCallsAndSchemasAreRenderedAsTheServerDoes) {
   s.messages = {{"user", "A number as JSON."}, {"assistant", "{\"n\": 4}"}};
   const TrainingExample f = render(s);
   EXPECT_EQ(trained_spans(f), (std::vector<std::string>{"{\"n\": 4}" + tmpl.assistant_suffix()}));
-  EXPECT_NE(model()->tokenizer().decode(f.tokens).find("\"integer\""), std::string::npos);
+  EXPECT_NE(example_model()->tokenizer().decode(f.tokens).find("\"integer\""), std::string::npos);
 }
 
 TEST(TrainingExample, AConversationWithoutAnAssistantTurnIsAnError) {

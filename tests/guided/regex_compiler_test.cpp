@@ -365,7 +365,7 @@ TEST(RegexCompiler, JsonStringEncoding) {
   EXPECT_FALSE(ByteMatcher::matches(g, "a\\u0009\\\"\\\\"));  // tab has the short form
 }
 
-void expect_error(std::string_view pattern, ErrorCode code, std::string_view needle) {
+void expect_regex_error(std::string_view pattern, ErrorCode code, std::string_view needle) {
   try {
     compile_regex_grammar(pattern, true);
     ADD_FAILURE() << "no error for " << pattern;
@@ -376,36 +376,36 @@ void expect_error(std::string_view pattern, ErrorCode code, std::string_view nee
 }
 
 TEST(RegexCompiler, UnsupportedConstructsAreTypedErrors) {
-  expect_error("(a)\\1", ErrorCode::kUnsupported, "backreference at offset 3");
+  expect_regex_error("(a)\\1", ErrorCode::kUnsupported, "backreference at offset 3");
   // A lookahead is supported only where it opens an anchored top-level branch.
-  expect_error("a(?=b)", ErrorCode::kUnsupported, "lookahead that is not at a fixed position");
-  expect_error("(?=b)a", ErrorCode::kUnsupported, "lookahead that is not at a fixed position");
-  expect_error("^a(?:(?!b)c)", ErrorCode::kUnsupported, "lookahead that is not at a fixed position");
-  expect_error("^(?!a+(?!b))\\w+", ErrorCode::kUnsupported, "lookahead that is not at a fixed position");
-  expect_error("^a+(?!b)", ErrorCode::kUnsupported, "lookahead that is not at a fixed position");
-  expect_error("^a*(?!.)", ErrorCode::kUnsupported, "lookahead that is not at a fixed position");
-  expect_error("(?<!a)b", ErrorCode::kUnsupported, "lookbehind");
-  expect_error("\\bword", ErrorCode::kUnsupported, "word boundary");
-  expect_error("\\p{Script=Greek}", ErrorCode::kUnsupported, "Unicode property \\p{Script=Greek}");
-  expect_error("\\p{Greek}", ErrorCode::kUnsupported, "Unicode property");
+  expect_regex_error("a(?=b)", ErrorCode::kUnsupported, "lookahead that is not at a fixed position");
+  expect_regex_error("(?=b)a", ErrorCode::kUnsupported, "lookahead that is not at a fixed position");
+  expect_regex_error("^a(?:(?!b)c)", ErrorCode::kUnsupported, "lookahead that is not at a fixed position");
+  expect_regex_error("^(?!a+(?!b))\\w+", ErrorCode::kUnsupported, "lookahead that is not at a fixed position");
+  expect_regex_error("^a+(?!b)", ErrorCode::kUnsupported, "lookahead that is not at a fixed position");
+  expect_regex_error("^a*(?!.)", ErrorCode::kUnsupported, "lookahead that is not at a fixed position");
+  expect_regex_error("(?<!a)b", ErrorCode::kUnsupported, "lookbehind");
+  expect_regex_error("\\bword", ErrorCode::kUnsupported, "word boundary");
+  expect_regex_error("\\p{Script=Greek}", ErrorCode::kUnsupported, "Unicode property \\p{Script=Greek}");
+  expect_regex_error("\\p{Greek}", ErrorCode::kUnsupported, "Unicode property");
   // Unassigned code points depend on the Unicode version (unicode_properties.h).
-  expect_error("\\p{Cn}", ErrorCode::kUnsupported, "Unicode property \\p{Cn}");
-  expect_error("a(^b)", ErrorCode::kUnsupported, "anchor ^");
-  expect_error("a{1,200000}", ErrorCode::kUnsupported, "repetition count");
+  expect_regex_error("\\p{Cn}", ErrorCode::kUnsupported, "Unicode property \\p{Cn}");
+  expect_regex_error("a(^b)", ErrorCode::kUnsupported, "anchor ^");
+  expect_regex_error("a{1,200000}", ErrorCode::kUnsupported, "repetition count");
 }
 
 TEST(RegexCompiler, SyntaxErrorsAreTypedErrors) {
-  expect_error("(ab", ErrorCode::kInvalidArgument, "unterminated group at offset 0");
-  expect_error("ab)", ErrorCode::kInvalidArgument, "unmatched ')'");
-  expect_error("*a", ErrorCode::kInvalidArgument, "nothing to repeat");
-  expect_error("[b-a]", ErrorCode::kInvalidArgument, "out of order");
-  expect_error("[ab", ErrorCode::kInvalidArgument, "unterminated character class");
-  expect_error("a**", ErrorCode::kInvalidArgument, "nothing to repeat");
-  expect_error("\\", ErrorCode::kInvalidArgument, "trailing backslash");
-  expect_error("\\pL", ErrorCode::kInvalidArgument, "\\p without {name}");
-  expect_error("\\p{L", ErrorCode::kInvalidArgument, "unterminated \\p{...}");
-  expect_error("^(?!a)*b", ErrorCode::kInvalidArgument, "quantifier on an assertion");
-  expect_error(std::string(300, '('), ErrorCode::kUnsupported, "nesting");
+  expect_regex_error("(ab", ErrorCode::kInvalidArgument, "unterminated group at offset 0");
+  expect_regex_error("ab)", ErrorCode::kInvalidArgument, "unmatched ')'");
+  expect_regex_error("*a", ErrorCode::kInvalidArgument, "nothing to repeat");
+  expect_regex_error("[b-a]", ErrorCode::kInvalidArgument, "out of order");
+  expect_regex_error("[ab", ErrorCode::kInvalidArgument, "unterminated character class");
+  expect_regex_error("a**", ErrorCode::kInvalidArgument, "nothing to repeat");
+  expect_regex_error("\\", ErrorCode::kInvalidArgument, "trailing backslash");
+  expect_regex_error("\\pL", ErrorCode::kInvalidArgument, "\\p without {name}");
+  expect_regex_error("\\p{L", ErrorCode::kInvalidArgument, "unterminated \\p{...}");
+  expect_regex_error("^(?!a)*b", ErrorCode::kInvalidArgument, "quantifier on an assertion");
+  expect_regex_error(std::string(300, '('), ErrorCode::kUnsupported, "nesting");
 }
 
 }  // namespace

@@ -17,7 +17,7 @@
 namespace afm::guided {
 namespace {
 
-constexpr int32_t kEos = 0;
+constexpr int32_t kUniqueEos = 0;
 
 // Printable ASCII one byte each, and tokens that end elements, open arrays and repeat texts.
 std::shared_ptr<const TokenVocabulary> vocabulary() {
@@ -29,11 +29,11 @@ std::shared_ptr<const TokenVocabulary> vocabulary() {
     bytes.emplace_back(t);
   }
   std::vector<bool> special(bytes.size(), false);
-  special[kEos] = true;
-  return std::make_shared<TokenVocabulary>(bytes, special, kEos);
+  special[kUniqueEos] = true;
+  return std::make_shared<TokenVocabulary>(bytes, special, kUniqueEos);
 }
 
-bool bit(const std::vector<uint32_t>& words, int32_t id) { return (words[id >> 5] >> (id & 31)) & 1; }
+bool allowed_bit(const std::vector<uint32_t>& words, int32_t id) { return (words[id >> 5] >> (id & 31)) & 1; }
 
 // Every complete text reachable through masks, exploring each distinct prefix once.
 std::set<std::string> produced(const std::shared_ptr<const Grammar>& grammar, size_t max_bytes) {
@@ -51,7 +51,7 @@ std::set<std::string> produced(const std::shared_ptr<const Grammar>& grammar, si
     for (int32_t id = 1; id < vocab->size(); ++id) {
       TokenMatcher next = m;
       const bool accepted = next.accept_token(id);
-      EXPECT_EQ(bit(mask, id), accepted) << "after " << text << " token " << vocab->token_bytes(id);
+      EXPECT_EQ(allowed_bit(mask, id), accepted) << "after " << text << " token " << vocab->token_bytes(id);
       if (!accepted) continue;
       any = true;
       const std::string longer = text + vocab->token_bytes(id);
@@ -91,47 +91,47 @@ std::set<std::string> arrangements(const std::vector<std::string>& values, size_
   return out;
 }
 
-std::shared_ptr<const Grammar> compile(const char* schema, Whitespace ws = Whitespace::kCompact) {
+std::shared_ptr<const Grammar> compile_unique(const char* schema, Whitespace ws = Whitespace::kCompact) {
   JsonSchemaOptions options;
   options.whitespace = ws;
   return compile_json_schema_text(schema, options);
 }
 
 TEST(UniqueItems, EnumTextsThatArePrefixesOfEachOther) {
-  auto g = compile(R"({"type":"array","uniqueItems":true,"maxItems":3,"items":{"enum":["a","b","ab"]}})");
+  auto g = compile_unique(R"({"type":"array","uniqueItems":true,"maxItems":3,"items":{"enum":["a","b","ab"]}})");
   EXPECT_EQ(produced(g, 40), arrangements({"\"a\"", "\"b\"", "\"ab\""}, 0, 3));
 }
 
 TEST(UniqueItems, SpacedSeparators) {
-  auto g = compile(R"({"type":"array","uniqueItems":true,"items":{"enum":["a","ab"]}})",
+  auto g = compile_unique(R"({"type":"array","uniqueItems":true,"items":{"enum":["a","ab"]}})",
                    Whitespace::kSpaced);
   EXPECT_EQ(produced(g, 40), arrangements({"\"a\"", "\"ab\""}, 0, 2, ", "));
 }
 
 TEST(UniqueItems, IntegersRunOutWithoutDeadEnds) {
-  auto g = compile(
+  auto g = compile_unique(
       R"({"type":"array","uniqueItems":true,"minItems":1,"items":{"type":"integer","minimum":0,"maximum":2}})");
   EXPECT_EQ(produced(g, 40), arrangements({"0", "1", "2"}, 1, 3));
 }
 
 TEST(UniqueItems, MinItemsOverAnEnum) {
-  auto g = compile(
+  auto g = compile_unique(
       R"({"type":"array","uniqueItems":true,"minItems":2,"maxItems":2,"items":{"enum":["x","y","z"]}})");
   EXPECT_EQ(produced(g, 40), arrangements({"\"x\"", "\"y\"", "\"z\""}, 2, 2));
 }
 
 TEST(UniqueItems, ArraysAndObjectsAsElements) {
-  auto arrays = compile(
+  auto arrays = compile_unique(
       R"({"type":"array","uniqueItems":true,"items":{"type":"array","maxItems":2,"items":{"const":true}}})");
   EXPECT_EQ(produced(arrays, 60), arrangements({"[]", "[true]", "[true,true]"}, 0, 3));
-  auto objects = compile(R"({"type":"array","uniqueItems":true,"items":{"type":"object",
+  auto objects = compile_unique(R"({"type":"array","uniqueItems":true,"items":{"type":"object",
       "properties":{"k":{"enum":[1,2]}},"additionalProperties":false}})");
   EXPECT_EQ(produced(objects, 60), arrangements({"{}", "{\"k\":1}", "{\"k\":2}"}, 0, 3));
 }
 
 TEST(UniqueItems, InsideOtherValues) {
   // Two unique arrays one after the other, and a unique array as an object member.
-  auto g = compile(R"({"type":"array","prefixItems":[
+  auto g = compile_unique(R"({"type":"array","prefixItems":[
       {"type":"array","uniqueItems":true,"items":{"enum":[1,2]}},
       {"type":"object","properties":{"k":{"type":"array","uniqueItems":true,"items":{"const":1}}},
        "required":["k"],"additionalProperties":false}],"minItems":2,"maxItems":2})");
@@ -143,12 +143,12 @@ TEST(UniqueItems, InsideOtherValues) {
 }
 
 TEST(UniqueItems, UniqueArraysOfUniqueArrays) {
-  auto g = compile(R"({"type":"array","uniqueItems":true,"maxItems":2,"items":{
+  auto g = compile_unique(R"({"type":"array","uniqueItems":true,"maxItems":2,"items":{
       "type":"array","uniqueItems":true,"items":{"enum":[1,2]}}})");
   const auto inner = arrangements({"1", "2"}, 0, 2);
   EXPECT_EQ(produced(g, 60), arrangements({inner.begin(), inner.end()}, 0, 2));
   // Objects with a unique array inside, in a unique array: repeats of whole objects only.
-  auto objects = compile(R"({"type":"array","uniqueItems":true,"items":{"type":"object",
+  auto objects = compile_unique(R"({"type":"array","uniqueItems":true,"items":{"type":"object",
       "properties":{"k":{"type":"array","uniqueItems":true,"maxItems":1,"items":{"enum":[1,2]}}},
       "required":["k"],"additionalProperties":false}})");
   EXPECT_EQ(produced(objects, 60),
@@ -158,30 +158,30 @@ TEST(UniqueItems, UniqueArraysOfUniqueArrays) {
 TEST(UniqueItems, NumbersHaveOneTextEach) {
   // Bounded numbers are multiples of 10^-9 in fixed notation without trailing zeros, so 1 and
   // 1.0 (one value) cannot both be written; unbounded ones are canonical likewise.
-  auto g = compile(R"({"type":"array","uniqueItems":true,"items":{"type":"number","minimum":0,"maximum":2}})");
+  auto g = compile_unique(R"({"type":"array","uniqueItems":true,"items":{"type":"number","minimum":0,"maximum":2}})");
   EXPECT_TRUE(ByteMatcher::matches(g, "[1,1.5,0.25]"));
   EXPECT_FALSE(ByteMatcher::matches(g, "[1,1.0]"));
   EXPECT_FALSE(ByteMatcher::matches(g, "[1.50]"));
   EXPECT_FALSE(ByteMatcher::matches(g, "[1.5,1.5]"));
-  auto free = compile(R"({"type":"array","uniqueItems":true,"items":{"type":"number"}})");
+  auto free = compile_unique(R"({"type":"array","uniqueItems":true,"items":{"type":"number"}})");
   EXPECT_TRUE(ByteMatcher::matches(free, "[0,-0.5,12,3.25]"));
   for (const char* repeat : {"[1e0]", "[-0]", "[2.0]", "[1,1]", "[0.5,0.50]"}) {
     EXPECT_FALSE(ByteMatcher::matches(free, repeat)) << repeat;
   }
   // The same definition outside unique items keeps every JSON number text.
-  auto both = compile(R"({"$defs":{"n":{"type":"number"}},"type":"array","prefixItems":[
+  auto both = compile_unique(R"({"$defs":{"n":{"type":"number"}},"type":"array","prefixItems":[
       {"$ref":"#/$defs/n"},{"type":"array","uniqueItems":true,"items":{"$ref":"#/$defs/n"}}]})");
   EXPECT_TRUE(ByteMatcher::matches(both, "[1e0,[1,2.5]]"));
   EXPECT_FALSE(ByteMatcher::matches(both, "[1e0,[1e0]]"));
   // A finite range runs out without dead ends (0, 0.5 and 1 at 10^-1 steps are not finite, so
   // the exhaustive check uses integers-as-numbers through multipleOf).
-  auto halves = compile(
+  auto halves = compile_unique(
       R"({"type":"array","uniqueItems":true,"items":{"type":"number","multipleOf":0.5,"minimum":0,"maximum":1}})");
   EXPECT_EQ(produced(halves, 40), arrangements({"0", "0.5", "1"}, 0, 3));
 }
 
 TEST(UniqueItems, MatchesRejectsRepeats) {
-  auto g = compile(R"({"type":"array","uniqueItems":true,"items":{"type":"string"}})");
+  auto g = compile_unique(R"({"type":"array","uniqueItems":true,"items":{"type":"string"}})");
   EXPECT_TRUE(ByteMatcher::matches(g, R"(["a","ab","b"])"));
   EXPECT_FALSE(ByteMatcher::matches(g, R"(["a","ab","a"])"));
   EXPECT_FALSE(ByteMatcher::matches(g, R"(["",""])"));
@@ -189,7 +189,7 @@ TEST(UniqueItems, MatchesRejectsRepeats) {
 }
 
 TEST(UniqueItems, RollbackRestoresTheGuard) {
-  auto g = compile(R"({"type":"array","uniqueItems":true,"items":{"enum":["a","b","ab"]}})");
+  auto g = compile_unique(R"({"type":"array","uniqueItems":true,"items":{"enum":["a","b","ab"]}})");
   const auto vocab = vocabulary();
   auto id = [&](const std::string& t) {
     for (int32_t i = 1; i < vocab->size(); ++i) {
@@ -201,8 +201,8 @@ TEST(UniqueItems, RollbackRestoresTheGuard) {
   TokenMatcher m(g, vocab);
   for (const char* t : {"[\"", "ab\"", ",", "\"a\"", ",", "\""}) ASSERT_TRUE(m.accept_token(id(t))) << t;
   const auto before = m.next_token_mask();
-  EXPECT_FALSE(bit(before, id("a")));  // "a and "ab are both taken: only "b" is left
-  EXPECT_TRUE(bit(before, id("b")));
+  EXPECT_FALSE(allowed_bit(before, id("a")));  // "a and "ab are both taken: only "b" is left
+  EXPECT_TRUE(allowed_bit(before, id("b")));
   m.rollback(4);  // back to ["ab"
   TokenMatcher fresh(g, vocab);
   for (const char* t : {"[\"", "ab\""}) ASSERT_TRUE(fresh.accept_token(id(t)));
@@ -215,7 +215,7 @@ TEST(UniqueItems, RollbackRestoresTheGuard) {
 TEST(UniqueItems, RefusalsNameTheReason) {
   auto refusal = [](const char* items) {
     try {
-      compile((std::string(R"({"type":"array","uniqueItems":true,"items":)") + items + "}").c_str());
+      compile_unique((std::string(R"({"type":"array","uniqueItems":true,"items":)") + items + "}").c_str());
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
       return std::string(e.what());
@@ -239,14 +239,14 @@ TEST(UniqueItems, RefusalsNameTheReason) {
   EXPECT_EQ(refusal(R"({"additionalProperties":false,"items":{"type":"integer"}})"), "compiled");
   EXPECT_EQ(refusal(R"({"enum":[1.0, {"a":[1]}]})"), "compiled");
   try {
-    compile(R"({"type":"array","uniqueItems":true,"minItems":3,"items":{"enum":["a","b"]}})");
+    compile_unique(R"({"type":"array","uniqueItems":true,"minItems":3,"items":{"enum":["a","b"]}})");
     ADD_FAILURE() << "minItems 3 over two values compiled";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("minItems 3"), std::string::npos) << e.what();
   }
   auto min_items = [](const char* items) {
     try {
-      compile((std::string(R"({"type":"array","uniqueItems":true,"minItems":2,"items":)") + items + "}").c_str());
+      compile_unique((std::string(R"({"type":"array","uniqueItems":true,"minItems":2,"items":)") + items + "}").c_str());
       return true;
     } catch (const Error&) {
       return false;
@@ -259,7 +259,7 @@ TEST(UniqueItems, RefusalsNameTheReason) {
   EXPECT_FALSE(min_items(R"({"type":"string","enum":["a",1]})"));
   EXPECT_TRUE(min_items(R"({"type":"number","enum":[1,2]})"));
   // allOf branches merge uniqueItems (true wins).
-  auto merged = compile(R"({"allOf":[{"type":"array","uniqueItems":false,"items":{"type":"string"}},
+  auto merged = compile_unique(R"({"allOf":[{"type":"array","uniqueItems":false,"items":{"type":"string"}},
                                       {"uniqueItems":true}]})");
   EXPECT_FALSE(ByteMatcher::matches(merged, R"(["a","a"])"));
 }

@@ -51,7 +51,7 @@ float max_abs_diff(std::span<const float> a, std::span<const float> b) {
   return m;
 }
 
-int32_t argmax(std::span<const float> v) {
+int32_t arch_argmax(std::span<const float> v) {
   return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
 }
 
@@ -109,8 +109,8 @@ TEST_P(Architecture, EveryKvCacheTypeRunsAndQ8HalvesF16) {
     const std::vector<float> got = ctx.eval_all(p);
     int agree = 0;
     for (size_t i = 0; i < p.size(); ++i) {
-      agree += argmax({got.data() + i * n_vocab, size_t(n_vocab)}) ==
-               argmax({reference.data() + i * n_vocab, size_t(n_vocab)});
+      agree += arch_argmax({got.data() + i * n_vocab, size_t(n_vocab)}) ==
+               arch_argmax({reference.data() + i * n_vocab, size_t(n_vocab)});
     }
     EXPECT_GE(agree, static_cast<int>(p.size()) - 1) << ops::kv_type_name(type);
     if (type == ops::KvType::kF16) bytes_f16 = ctx.state().kv_bytes_per_token();

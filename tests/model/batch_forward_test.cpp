@@ -22,7 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string temp(const std::string& name) {
+std::string batch_temp(const std::string& name) {
   return (fs::temp_directory_path() / ("afm_batch_" + std::to_string(getpid()) + "_" + name))
       .string();
 }
@@ -65,7 +65,7 @@ class BatchForward : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override { use(gguf::TensorType::kF32); }
   void use(gguf::TensorType type) {
-    path = temp(GetParam() + ".gguf");
+    path = batch_temp(GetParam() + ".gguf");
     testing::write_tiny_model(GetParam(), path, 1, type);
     model = load_model(path);
     // Exact but for afm-server's experts on a quantised type (see the top of this file).
@@ -77,7 +77,7 @@ class BatchForward : public ::testing::TestWithParam<std::string> {
   }
 
   std::shared_ptr<const LoraAdapter> make_adapter() {
-    adapter_path = temp(GetParam() + "-lora.gguf");
+    adapter_path = batch_temp(GetParam() + "-lora.gguf");
     cli::RandomAdapterOptions o;
     o.rank = 4;
     o.alpha = 8;

@@ -25,7 +25,7 @@ struct Fixture {
   std::vector<int32_t> greedy;
 };
 
-Fixture read_reference(const std::string& arch) {
+Fixture read_hf_reference(const std::string& arch) {
   std::ifstream in("tests/data/hf/" + arch + "/reference.json");
   const nlohmann::json j = nlohmann::json::parse(in);
   return {j["prompt_ids"].get<std::vector<int32_t>>(),
@@ -42,7 +42,7 @@ std::shared_ptr<const Model> convert_and_load(const std::string& arch, gguf::Ten
   return model;
 }
 
-int32_t argmax(std::span<const float> v) {
+int32_t hf_argmax(std::span<const float> v) {
   return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
 }
 
@@ -50,7 +50,7 @@ std::vector<int32_t> greedy(Context& ctx, const std::vector<int32_t>& prompt, in
   std::vector<int32_t> out;
   std::span<const float> logits = ctx.eval(prompt);
   for (int i = 0; i < steps; ++i) {
-    out.push_back(argmax(logits));
+    out.push_back(hf_argmax(logits));
     logits = ctx.eval(std::span<const int32_t>(&out.back(), 1));
   }
   return out;
@@ -59,7 +59,7 @@ std::vector<int32_t> greedy(Context& ctx, const std::vector<int32_t>& prompt, in
 class HfParity : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(HfParity, PromptLogitsWithin1e3InF32) {
-  const Fixture ref = read_reference(GetParam());
+  const Fixture ref = read_hf_reference(GetParam());
   auto model = convert_and_load(GetParam(), gguf::TensorType::kF32);
   for (int threads : {1, 2}) {
     Context ctx(model, {.n_ctx = 256, .n_threads = threads, .n_batch = 512,
@@ -78,14 +78,14 @@ TEST_P(HfParity, PromptLogitsWithin1e3InF32) {
 }
 
 TEST_P(HfParity, Greedy64TokensIdenticalInF32) {
-  const Fixture ref = read_reference(GetParam());
+  const Fixture ref = read_hf_reference(GetParam());
   auto model = convert_and_load(GetParam(), gguf::TensorType::kF32);
   Context ctx(model, {.n_ctx = 256, .n_threads = 2, .n_batch = 512, .kv_type = ops::KvType::kF32});
   EXPECT_EQ(greedy(ctx, ref.prompt, 64), ref.greedy);
 }
 
 TEST_P(HfParity, ChunkedPrefillMatchesOneBatch) {
-  const Fixture ref = read_reference(GetParam());
+  const Fixture ref = read_hf_reference(GetParam());
   auto model = convert_and_load(GetParam(), gguf::TensorType::kF32);
   Context whole(model, {.n_ctx = 256, .n_threads = 2, .n_batch = 512, .kv_type = ops::KvType::kF32});
   Context chunked(model, {.n_ctx = 256, .n_threads = 2, .n_batch = 7, .kv_type = ops::KvType::kF32});

@@ -21,7 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string temp(const std::string& name) {
+std::string runtime_temp(const std::string& name) {
   return (fs::temp_directory_path() / ("afm_lorart_" + std::to_string(getpid()) + "_" + name))
       .string();
 }
@@ -41,10 +41,10 @@ float max_abs(const std::vector<float>& a) {
 class LoraArch : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    base_path = temp(GetParam() + ".gguf");
+    base_path = runtime_temp(GetParam() + ".gguf");
     testing::write_tiny_model(GetParam(), base_path);
     model = load_model(base_path);
-    adapter_path = temp(GetParam() + "-lora.gguf");
+    adapter_path = runtime_temp(GetParam() + "-lora.gguf");
     cli::RandomAdapterOptions o;
     o.rank = 4;
     o.alpha = 8;
@@ -87,7 +87,7 @@ TEST_P(LoraArch, UnmergedEqualsMerged) {
   for (float scale : {1.0f, -0.5f}) {
     const std::vector<float> unmerged = logits(model, adapter, scale);
     EXPECT_GT(max_abs_diff(unmerged, base), 1e-2f) << "the adapter changes nothing";
-    const std::string merged_path = temp(GetParam() + "-merged.gguf");
+    const std::string merged_path = runtime_temp(GetParam() + "-merged.gguf");
     cli::merge_adapter(model->file(), *adapter, scale, merged_path);
     const std::vector<float> merged = logits(load_model(merged_path), nullptr, 1.0f);
     fs::remove(merged_path);

@@ -14,11 +14,11 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-ParsedTextRequest parse(const std::string& body) { return parse_text_completion_request(body, 7); }
+ParsedTextRequest parse_text(const std::string& body) { return parse_text_completion_request(body, 7); }
 
-ApiError error_of(const std::string& body) {
+ApiError text_error_of(const std::string& body) {
   try {
-    parse(body);
+    parse_text(body);
   } catch (const ApiError& e) {
     return e;
   }
@@ -27,7 +27,7 @@ ApiError error_of(const std::string& body) {
 }
 
 TEST(TextCompletionRequest, PromptFormsAndDefaults) {
-  ParsedTextRequest t = parse(R"({"model": "m", "prompt": "Hello"})");
+  ParsedTextRequest t = parse_text(R"({"model": "m", "prompt": "Hello"})");
   ASSERT_TRUE(t.request.chat.text_prompt);
   EXPECT_EQ(t.request.chat.text_prompt->text, "Hello");
   EXPECT_EQ(t.request.chat.max_tokens, 16);  // OpenAI's default
@@ -35,45 +35,45 @@ TEST(TextCompletionRequest, PromptFormsAndDefaults) {
   EXPECT_EQ(t.request.chat.text_prompt->logprobs_top, -1);
   EXPECT_FALSE(t.echo);
   EXPECT_EQ(t.request.chat.sampling.temperature, 1.0f);
-  EXPECT_EQ(parse(R"({"prompt": [1, 2, 3]})").request.chat.text_prompt->tokens,
+  EXPECT_EQ(parse_text(R"({"prompt": [1, 2, 3]})").request.chat.text_prompt->tokens,
             (std::vector<int32_t>{1, 2, 3}));
-  EXPECT_EQ(parse(R"({"prompt": [[4, 5]]})").request.chat.text_prompt->tokens,
+  EXPECT_EQ(parse_text(R"({"prompt": [[4, 5]]})").request.chat.text_prompt->tokens,
             (std::vector<int32_t>{4, 5}));
-  EXPECT_EQ(parse(R"({"prompt": ["x"]})").request.chat.text_prompt->text, "x");
-  EXPECT_EQ(parse(R"({"prompt": ""})").request.chat.text_prompt->text, "");
+  EXPECT_EQ(parse_text(R"({"prompt": ["x"]})").request.chat.text_prompt->text, "x");
+  EXPECT_EQ(parse_text(R"({"prompt": ""})").request.chat.text_prompt->text, "");
 }
 
 TEST(TextCompletionRequest, EchoWithLogprobsScoresThePrompt) {
   ParsedTextRequest t =
-      parse(R"({"prompt": [1, 2], "echo": true, "logprobs": 5, "max_tokens": 0, "temperature": 0})");
+      parse_text(R"({"prompt": [1, 2], "echo": true, "logprobs": 5, "max_tokens": 0, "temperature": 0})");
   EXPECT_TRUE(t.echo);
   EXPECT_EQ(t.request.chat.max_tokens, 0);
   EXPECT_EQ(t.request.chat.logprobs_top, 5);
   EXPECT_EQ(t.request.chat.text_prompt->logprobs_top, 5);
   // Without echo the prompt is not scored.
-  EXPECT_EQ(parse(R"({"prompt": "a", "logprobs": 1})").request.chat.text_prompt->logprobs_top, -1);
+  EXPECT_EQ(parse_text(R"({"prompt": "a", "logprobs": 1})").request.chat.text_prompt->logprobs_top, -1);
 }
 
 TEST(TextCompletionRequest, ErrorsNameTheParameter) {
-  EXPECT_EQ(error_of(R"({"model": "m"})").code, "missing_required_parameter");
-  EXPECT_EQ(error_of(R"({"prompt": 3})").param, "prompt");
-  EXPECT_EQ(error_of(R"({"prompt": []})").param, "prompt");
-  EXPECT_EQ(error_of(R"({"prompt": [[]]})").param, "prompt[0]");
-  EXPECT_EQ(error_of(R"({"prompt": ["a", "b"]})").code, "unsupported_parameter");
-  EXPECT_EQ(error_of(R"({"prompt": [1, "a"]})").param, "prompt[1]");
-  EXPECT_EQ(error_of(R"({"prompt": [1, 1.5]})").param, "prompt[1]");
-  EXPECT_EQ(error_of(R"({"prompt": [[1, -1]]})").param, "prompt[0][1]");
-  EXPECT_EQ(error_of(R"({"prompt": [4294967296]})").param, "prompt[0]");
-  EXPECT_EQ(error_of(R"({"prompt": "a", "max_tokens": -1})").param, "max_tokens");
-  EXPECT_EQ(error_of(R"({"prompt": "a", "logprobs": 21})").param, "logprobs");
-  EXPECT_EQ(error_of(R"({"prompt": "a", "logprobs": true})").param, "logprobs");
-  EXPECT_EQ(error_of(R"({"prompt": "a", "echo": true, "stream": true})").param, "echo");
-  EXPECT_EQ(error_of(R"({"prompt": "a", "suffix": "b"})").param, "suffix");
-  EXPECT_EQ(error_of(R"({"prompt": "a", "best_of": 3})").param, "best_of");
-  EXPECT_EQ(error_of(R"({"prompt": "a", "n": 2})").param, "n");
-  EXPECT_EQ(error_of(R"({"prompt": "a", "temperature": 3})").param, "temperature");
-  EXPECT_EQ(error_of(R"({"prompt": "a", "stream_options": {}})").param, "stream_options");
-  EXPECT_EQ(error_of("[1]").param, "body");
+  EXPECT_EQ(text_error_of(R"({"model": "m"})").code, "missing_required_parameter");
+  EXPECT_EQ(text_error_of(R"({"prompt": 3})").param, "prompt");
+  EXPECT_EQ(text_error_of(R"({"prompt": []})").param, "prompt");
+  EXPECT_EQ(text_error_of(R"({"prompt": [[]]})").param, "prompt[0]");
+  EXPECT_EQ(text_error_of(R"({"prompt": ["a", "b"]})").code, "unsupported_parameter");
+  EXPECT_EQ(text_error_of(R"({"prompt": [1, "a"]})").param, "prompt[1]");
+  EXPECT_EQ(text_error_of(R"({"prompt": [1, 1.5]})").param, "prompt[1]");
+  EXPECT_EQ(text_error_of(R"({"prompt": [[1, -1]]})").param, "prompt[0][1]");
+  EXPECT_EQ(text_error_of(R"({"prompt": [4294967296]})").param, "prompt[0]");
+  EXPECT_EQ(text_error_of(R"({"prompt": "a", "max_tokens": -1})").param, "max_tokens");
+  EXPECT_EQ(text_error_of(R"({"prompt": "a", "logprobs": 21})").param, "logprobs");
+  EXPECT_EQ(text_error_of(R"({"prompt": "a", "logprobs": true})").param, "logprobs");
+  EXPECT_EQ(text_error_of(R"({"prompt": "a", "echo": true, "stream": true})").param, "echo");
+  EXPECT_EQ(text_error_of(R"({"prompt": "a", "suffix": "b"})").param, "suffix");
+  EXPECT_EQ(text_error_of(R"({"prompt": "a", "best_of": 3})").param, "best_of");
+  EXPECT_EQ(text_error_of(R"({"prompt": "a", "n": 2})").param, "n");
+  EXPECT_EQ(text_error_of(R"({"prompt": "a", "temperature": 3})").param, "temperature");
+  EXPECT_EQ(text_error_of(R"({"prompt": "a", "stream_options": {}})").param, "stream_options");
+  EXPECT_EQ(text_error_of("[1]").param, "body");
 }
 
 ChatLogprob entry(std::string bytes, float logprob, std::vector<ChatTokenLogprob> top = {}) {
