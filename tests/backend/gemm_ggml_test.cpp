@@ -56,7 +56,8 @@ struct GgmlProblem {
   std::vector<ActBlock256> x256;  // the same activations in 256-value blocks
 };
 
-GgmlProblem make_ggml_problem(const TypeCase& tc, int64_t rows, int64_t tokens, int64_t k, uint32_t seed) {
+GgmlProblem make_ggml_problem(const TypeCase& tc, int64_t rows, int64_t tokens, int64_t k,
+                              uint32_t seed) {
   std::mt19937 rng(seed);
   const auto traits = gguf::tensor_type_traits(tc.type);
   GgmlProblem p{rows, tokens, k, quant::encoded_bytes(tc.type, k), {}, {}};
@@ -171,7 +172,8 @@ void expect_matches_scalar(const GemmKernels& ks) {
     for (int64_t rows : {1, 3, 4, 9, 16, 35}) {
       for (int64_t tokens : {1, 2, 5, 8}) {
         for (int64_t k : {256, 512, 1280, 2304}) {
-          const GgmlProblem p = make_ggml_problem(tc, rows, tokens, k, static_cast<uint32_t>(rows * 100 + tokens * 10 + k));
+          const GgmlProblem p = make_ggml_problem(
+              tc, rows, tokens, k, static_cast<uint32_t>(rows * 100 + tokens * 10 + k));
           const GgmlBlockKernels& reference = ks.ggml->super_block_activations
                                                   ? scalar_ggml_super_block_kernels()
                                                   : scalar_ggml_block_kernels();

@@ -18,7 +18,8 @@ std::shared_ptr<const LoadedModel> example_model() {
 }
 
 TrainingExample render(const ChatRequest& r) {
-  return render_training_example(*example_model()->chat_template(), example_model()->tokenizer(), r);
+  return render_training_example(*example_model()->chat_template(), example_model()->tokenizer(),
+                                 r);
 }
 
 // The trained tokens' text, turn by turn (a new string at each untrained -> trained edge).

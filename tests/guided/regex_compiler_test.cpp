@@ -378,15 +378,22 @@ void expect_regex_error(std::string_view pattern, ErrorCode code, std::string_vi
 TEST(RegexCompiler, UnsupportedConstructsAreTypedErrors) {
   expect_regex_error("(a)\\1", ErrorCode::kUnsupported, "backreference at offset 3");
   // A lookahead is supported only where it opens an anchored top-level branch.
-  expect_regex_error("a(?=b)", ErrorCode::kUnsupported, "lookahead that is not at a fixed position");
-  expect_regex_error("(?=b)a", ErrorCode::kUnsupported, "lookahead that is not at a fixed position");
-  expect_regex_error("^a(?:(?!b)c)", ErrorCode::kUnsupported, "lookahead that is not at a fixed position");
-  expect_regex_error("^(?!a+(?!b))\\w+", ErrorCode::kUnsupported, "lookahead that is not at a fixed position");
-  expect_regex_error("^a+(?!b)", ErrorCode::kUnsupported, "lookahead that is not at a fixed position");
-  expect_regex_error("^a*(?!.)", ErrorCode::kUnsupported, "lookahead that is not at a fixed position");
+  expect_regex_error("a(?=b)", ErrorCode::kUnsupported,
+                     "lookahead that is not at a fixed position");
+  expect_regex_error("(?=b)a", ErrorCode::kUnsupported,
+                     "lookahead that is not at a fixed position");
+  expect_regex_error("^a(?:(?!b)c)", ErrorCode::kUnsupported,
+                     "lookahead that is not at a fixed position");
+  expect_regex_error("^(?!a+(?!b))\\w+", ErrorCode::kUnsupported,
+                     "lookahead that is not at a fixed position");
+  expect_regex_error("^a+(?!b)", ErrorCode::kUnsupported,
+                     "lookahead that is not at a fixed position");
+  expect_regex_error("^a*(?!.)", ErrorCode::kUnsupported,
+                     "lookahead that is not at a fixed position");
   expect_regex_error("(?<!a)b", ErrorCode::kUnsupported, "lookbehind");
   expect_regex_error("\\bword", ErrorCode::kUnsupported, "word boundary");
-  expect_regex_error("\\p{Script=Greek}", ErrorCode::kUnsupported, "Unicode property \\p{Script=Greek}");
+  expect_regex_error("\\p{Script=Greek}", ErrorCode::kUnsupported,
+                     "Unicode property \\p{Script=Greek}");
   expect_regex_error("\\p{Greek}", ErrorCode::kUnsupported, "Unicode property");
   // Unassigned code points depend on the Unicode version (unicode_properties.h).
   expect_regex_error("\\p{Cn}", ErrorCode::kUnsupported, "Unicode property \\p{Cn}");

@@ -33,7 +33,9 @@ std::shared_ptr<const TokenVocabulary> vocabulary() {
   return std::make_shared<TokenVocabulary>(bytes, special, kUniqueEos);
 }
 
-bool allowed_bit(const std::vector<uint32_t>& words, int32_t id) { return (words[id >> 5] >> (id & 31)) & 1; }
+bool allowed_bit(const std::vector<uint32_t>& words, int32_t id) {
+  return (words[id >> 5] >> (id & 31)) & 1;
+}
 
 // Every complete text reachable through masks, exploring each distinct prefix once.
 std::set<std::string> produced(const std::shared_ptr<const Grammar>& grammar, size_t max_bytes) {
@@ -51,7 +53,8 @@ std::set<std::string> produced(const std::shared_ptr<const Grammar>& grammar, si
     for (int32_t id = 1; id < vocab->size(); ++id) {
       TokenMatcher next = m;
       const bool accepted = next.accept_token(id);
-      EXPECT_EQ(allowed_bit(mask, id), accepted) << "after " << text << " token " << vocab->token_bytes(id);
+      EXPECT_EQ(allowed_bit(mask, id), accepted)
+          << "after " << text << " token " << vocab->token_bytes(id);
       if (!accepted) continue;
       any = true;
       const std::string longer = text + vocab->token_bytes(id);
@@ -91,20 +94,22 @@ std::set<std::string> arrangements(const std::vector<std::string>& values, size_
   return out;
 }
 
-std::shared_ptr<const Grammar> compile_unique(const char* schema, Whitespace ws = Whitespace::kCompact) {
+std::shared_ptr<const Grammar> compile_unique(const char* schema,
+                                              Whitespace ws = Whitespace::kCompact) {
   JsonSchemaOptions options;
   options.whitespace = ws;
   return compile_json_schema_text(schema, options);
 }
 
 TEST(UniqueItems, EnumTextsThatArePrefixesOfEachOther) {
-  auto g = compile_unique(R"({"type":"array","uniqueItems":true,"maxItems":3,"items":{"enum":["a","b","ab"]}})");
+  auto g = compile_unique(
+      R"({"type":"array","uniqueItems":true,"maxItems":3,"items":{"enum":["a","b","ab"]}})");
   EXPECT_EQ(produced(g, 40), arrangements({"\"a\"", "\"b\"", "\"ab\""}, 0, 3));
 }
 
 TEST(UniqueItems, SpacedSeparators) {
   auto g = compile_unique(R"({"type":"array","uniqueItems":true,"items":{"enum":["a","ab"]}})",
-                   Whitespace::kSpaced);
+                          Whitespace::kSpaced);
   EXPECT_EQ(produced(g, 40), arrangements({"\"a\"", "\"ab\""}, 0, 2, ", "));
 }
 
@@ -158,7 +163,8 @@ TEST(UniqueItems, UniqueArraysOfUniqueArrays) {
 TEST(UniqueItems, NumbersHaveOneTextEach) {
   // Bounded numbers are multiples of 10^-9 in fixed notation without trailing zeros, so 1 and
   // 1.0 (one value) cannot both be written; unbounded ones are canonical likewise.
-  auto g = compile_unique(R"({"type":"array","uniqueItems":true,"items":{"type":"number","minimum":0,"maximum":2}})");
+  auto g = compile_unique(
+      R"({"type":"array","uniqueItems":true,"items":{"type":"number","minimum":0,"maximum":2}})");
   EXPECT_TRUE(ByteMatcher::matches(g, "[1,1.5,0.25]"));
   EXPECT_FALSE(ByteMatcher::matches(g, "[1,1.0]"));
   EXPECT_FALSE(ByteMatcher::matches(g, "[1.50]"));
@@ -215,7 +221,8 @@ TEST(UniqueItems, RollbackRestoresTheGuard) {
 TEST(UniqueItems, RefusalsNameTheReason) {
   auto refusal = [](const char* items) {
     try {
-      compile_unique((std::string(R"({"type":"array","uniqueItems":true,"items":)") + items + "}").c_str());
+      compile_unique(
+          (std::string(R"({"type":"array","uniqueItems":true,"items":)") + items + "}").c_str());
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
       return std::string(e.what());
@@ -239,14 +246,17 @@ TEST(UniqueItems, RefusalsNameTheReason) {
   EXPECT_EQ(refusal(R"({"additionalProperties":false,"items":{"type":"integer"}})"), "compiled");
   EXPECT_EQ(refusal(R"({"enum":[1.0, {"a":[1]}]})"), "compiled");
   try {
-    compile_unique(R"({"type":"array","uniqueItems":true,"minItems":3,"items":{"enum":["a","b"]}})");
+    compile_unique(
+        R"({"type":"array","uniqueItems":true,"minItems":3,"items":{"enum":["a","b"]}})");
     ADD_FAILURE() << "minItems 3 over two values compiled";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("minItems 3"), std::string::npos) << e.what();
   }
   auto min_items = [](const char* items) {
     try {
-      compile_unique((std::string(R"({"type":"array","uniqueItems":true,"minItems":2,"items":)") + items + "}").c_str());
+      compile_unique(
+          (std::string(R"({"type":"array","uniqueItems":true,"minItems":2,"items":)") + items + "}")
+              .c_str());
       return true;
     } catch (const Error&) {
       return false;
@@ -259,7 +269,8 @@ TEST(UniqueItems, RefusalsNameTheReason) {
   EXPECT_FALSE(min_items(R"({"type":"string","enum":["a",1]})"));
   EXPECT_TRUE(min_items(R"({"type":"number","enum":[1,2]})"));
   // allOf branches merge uniqueItems (true wins).
-  auto merged = compile_unique(R"({"allOf":[{"type":"array","uniqueItems":false,"items":{"type":"string"}},
+  auto merged =
+      compile_unique(R"({"allOf":[{"type":"array","uniqueItems":false,"items":{"type":"string"}},
                                       {"uniqueItems":true}]})");
   EXPECT_FALSE(ByteMatcher::matches(merged, R"(["a","a"])"));
 }

@@ -14,7 +14,9 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-ParsedTextRequest parse_text(const std::string& body) { return parse_text_completion_request(body, 7); }
+ParsedTextRequest parse_text(const std::string& body) {
+  return parse_text_completion_request(body, 7);
+}
 
 ApiError text_error_of(const std::string& body) {
   try {
@@ -44,14 +46,15 @@ TEST(TextCompletionRequest, PromptFormsAndDefaults) {
 }
 
 TEST(TextCompletionRequest, EchoWithLogprobsScoresThePrompt) {
-  ParsedTextRequest t =
-      parse_text(R"({"prompt": [1, 2], "echo": true, "logprobs": 5, "max_tokens": 0, "temperature": 0})");
+  ParsedTextRequest t = parse_text(
+      R"({"prompt": [1, 2], "echo": true, "logprobs": 5, "max_tokens": 0, "temperature": 0})");
   EXPECT_TRUE(t.echo);
   EXPECT_EQ(t.request.chat.max_tokens, 0);
   EXPECT_EQ(t.request.chat.logprobs_top, 5);
   EXPECT_EQ(t.request.chat.text_prompt->logprobs_top, 5);
   // Without echo the prompt is not scored.
-  EXPECT_EQ(parse_text(R"({"prompt": "a", "logprobs": 1})").request.chat.text_prompt->logprobs_top, -1);
+  EXPECT_EQ(parse_text(R"({"prompt": "a", "logprobs": 1})").request.chat.text_prompt->logprobs_top,
+            -1);
 }
 
 TEST(TextCompletionRequest, ErrorsNameTheParameter) {

@@ -33,7 +33,8 @@ ServedTokenizer bytes_tokenizer() {
   return t;
 }
 
-ApiError tokenizer_error_of(Json (*fn)(const ServedTokenizer&, std::string_view), const std::string& body) {
+ApiError tokenizer_error_of(Json (*fn)(const ServedTokenizer&, std::string_view),
+                            const std::string& body) {
   try {
     fn(bytes_tokenizer(), body);
   } catch (const ApiError& e) {
@@ -61,7 +62,8 @@ TEST(TokenizerApi, DetokenizeChecksTheVocabulary) {
   const Json r = detokenize_response(t, R"({"tokens": [104, 105]})");
   EXPECT_EQ(r["prompt"], "hi");
   EXPECT_EQ(r["content"], "hi");
-  EXPECT_EQ(tokenizer_error_of(&detokenize_response, R"({"tokens": [1, 1001]})").param, "tokens[1]");
+  EXPECT_EQ(tokenizer_error_of(&detokenize_response, R"({"tokens": [1, 1001]})").param,
+            "tokens[1]");
   EXPECT_EQ(tokenizer_error_of(&detokenize_response, R"({"tokens": [-1]})").param, "tokens[0]");
   EXPECT_EQ(tokenizer_error_of(&detokenize_response, R"({"tokens": "x"})").param, "tokens");
   EXPECT_EQ(tokenizer_error_of(&detokenize_response, R"({})").code, "missing_required_parameter");
@@ -70,8 +72,9 @@ TEST(TokenizerApi, DetokenizeChecksTheVocabulary) {
 TEST(TokenizerApi, TokenizeErrorsNameTheParameter) {
   EXPECT_EQ(tokenizer_error_of(&tokenize_response, R"({})").code, "missing_required_parameter");
   EXPECT_EQ(tokenizer_error_of(&tokenize_response, R"({"prompt": 3})").param, "prompt");
-  EXPECT_EQ(tokenizer_error_of(&tokenize_response, R"({"prompt": "a", "add_special_tokens": 1})").param,
-            "add_special_tokens");
+  EXPECT_EQ(
+      tokenizer_error_of(&tokenize_response, R"({"prompt": "a", "add_special_tokens": 1})").param,
+      "add_special_tokens");
   EXPECT_EQ(tokenizer_error_of(&tokenize_response, R"({"messages": []})").param, "messages");
   EXPECT_EQ(tokenizer_error_of(&tokenize_response, R"([1])").param, "body");
   EXPECT_EQ(tokenizer_error_of(&tokenize_response, R"(not json)").status, 400);
