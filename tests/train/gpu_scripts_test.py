@@ -1,10 +1,11 @@
 """The GPU scripts, dry-run on the CPU (docs/compression.md, "Against twins trained the same
-way"): a GPU is lent for minutes, so `scripts/gpu_qat` and `scripts/gpu_recovery` must work the
-first time there. Here each runs one step per run on the shipped model with the CPU trainer,
-from .tar.xz archives as they travel: gpu_qat writes the 2-bit model and its float twin in
-both types; gpu_recovery unpacks an .xz residual and writes both adapters, which the engine
-loads; run again on the same folder (a GPU run's checkpoints brought back), it resumes, trains
-nothing and writes the adapters again."""
+way"; docs/models.md): a GPU is lent for minutes, so `scripts/gpu_qat`, `scripts/gpu_recovery`
+and `scripts/gpu_sft` must work the first time there. Here each runs one step per run on the
+shipped model with the CPU trainer, from .tar.xz archives as they travel: gpu_qat writes the
+2-bit model and its float twin in both types; gpu_recovery unpacks an .xz residual and writes
+both adapters, which the engine loads; run again on the same folder (a GPU run's checkpoints
+brought back), it resumes, trains nothing and writes the adapters again; gpu_sft trains one run
+with pretraining text mixed in and its control on conversations alone, and exports both."""
 import json
 import lzma
 import os
@@ -96,10 +97,27 @@ def test_gpu_recovery(tmp, sft, shards):
         assert trained_steps(os.path.join(out, name, "log.jsonl")) == [1], name
 
 
+def start_record(log):
+    with open(log) as f:
+        return next(r for r in map(json.loads, f) if r.get("event") == "start")
+
+
+def test_gpu_sft(tmp, sft, shards):
+    out = os.path.join(tmp, "sft_runs")
+    run([os.path.join(ROOT, "scripts", "gpu_sft"), "--base", BASE, "--data", sft,
+         "--shards", shards, "--out", out, *DRY_RUN, "mixed:1e-4:1e-5", "alone:1e-4:1e-5:::1"])
+    for name in ("mixed", "alone"):
+        assert trained_steps(os.path.join(out, name, "log.jsonl")) == [1], name
+        assert set(tensor_types(os.path.join(out, name + ".gguf"))) == {"f32", "q8_0"}, name
+    # Only the mixed run reads the text windows (their tokens are counted at the start).
+    assert start_record(os.path.join(out, "mixed", "log.jsonl")).get("train_tokens") == 20000
+    assert "train_tokens" not in start_record(os.path.join(out, "alone", "log.jsonl"))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         sft, shards = inputs(tmp)
-        for test in (test_gpu_qat, test_gpu_recovery):
+        for test in (test_gpu_qat, test_gpu_recovery, test_gpu_sft):
             test(tmp, sft, shards)
             print(f"ok {test.__name__}")
     return True
