@@ -184,7 +184,7 @@ def run_synth(afm, seed, n, tasks, extra, out_path):
     """Writes the training conversations to out_path and returns the command as run; raises
     RuntimeError when afm fails."""
     cmd = [afm, "data", "synth", "--seed", str(seed), "--n", str(n), "--format", "jsonl",
-           "--out", out_path, "--tasks", tasks, *extra]
+           "--out", out_path, *(["--tasks", tasks] if tasks else []), *extra]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited {r.returncode}: {r.stderr.strip()}")
@@ -276,8 +276,12 @@ def parse_args(argv):
                    help="afm binary (default: $AFM_BIN, else build/afm)")
     p.add_argument("--n", type=int, default=20000, help="conversations to render (default 20000)")
     p.add_argument("--seed", type=int, default=1, help="afm data synth --seed (default 1)")
-    p.add_argument("--tasks", default="arithmetic,tools,extraction,chat",
-                   help="afm data synth --tasks (default arithmetic,tools,extraction,chat)")
+    # No default of its own: a dataset written without --tasks (afm data synth's four default
+    # tasks, classification and not chat) is checked by the same command without --tasks.
+    p.add_argument("--tasks", default=None,
+                   help="afm data synth --tasks (default: afm data synth's own, so that the "
+                        "check at a dataset's seed, count and knobs renders that dataset; "
+                        "name chat to include small talk)")
     p.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
     args = p.parse_args(argv)
     if args.n < 1:

@@ -99,12 +99,14 @@ def test_exit_status_on_a_coinciding_generator():
 
 
 def test_generator_is_separate():
-    r = subprocess.run([sys.executable, SCRIPT, "--afm", AFM, "--n", "3000", "--json", "--",
-                        *KNOBS], capture_output=True, text=True, timeout=120)
+    every_task = "arithmetic,tools,extraction,classification,chat"
+    r = subprocess.run([sys.executable, SCRIPT, "--afm", AFM, "--n", "3000", "--tasks",
+                        every_task, "--json", "--", *KNOBS],
+                       capture_output=True, text=True, timeout=120)
     assert r.returncode in (0, 1), (r.returncode, r.stderr)
     summary = json.loads(r.stdout)
     assert summary["requests"] >= 3000, summary["requests"]
-    assert set(summary["requests_per_task"]) == {"arithmetic", "tools", "extraction", "chat"}
+    assert set(summary["requests_per_task"]) == set(every_task.split(","))
     matches = "\n".join(f"{m['request']!r} ~ {m['source']} {m['template']!r}"
                         for m in summary["full_matches"])
     assert r.returncode == 0 and not matches, "training requests equal eval templates:\n" + matches
@@ -113,11 +115,23 @@ def test_generator_is_separate():
     assert h.returncode == 0 and "afm data synth" in h.stdout, h
 
 
+def test_default_tasks_are_the_generators():
+    """Without --tasks the check renders what `afm data synth` writes without it (its four
+    default tasks, small talk not among them), so a dataset is checked at its own command."""
+    r = subprocess.run([sys.executable, SCRIPT, "--afm", AFM, "--n", "200", "--json"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, (r.returncode, r.stderr)
+    summary = json.loads(r.stdout)
+    assert "--tasks" not in summary["command"], summary["command"]
+    assert set(summary["requests_per_task"]) == {"arithmetic", "tools", "extraction",
+                                                 "classification"}, summary
+
+
 def main():
     tests = [test_every_template_is_caught, test_numbers_do_not_swallow_words,
              test_rendered_combinations_are_caught,
              test_ordinary_requests_pass, test_exit_status_on_a_coinciding_generator,
-             test_generator_is_separate]
+             test_generator_is_separate, test_default_tasks_are_the_generators]
     for t in tests:
         t()
         print(f"ok {t.__name__}")
