@@ -64,9 +64,11 @@ def in_text_spelling(value):
 
 
 def first_tokens(afm, model, texts):
-    """The first token id of each text (one `afm tokenize --lines` call for all of them)."""
+    """The first token id of each text (one `afm tokenize --lines` call for the distinct ones:
+    training values repeat the same first words many times)."""
+    distinct = sorted(set(texts))
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
-        f.write("\n".join(texts) + "\n")
+        f.write("\n".join(distinct) + "\n")
         path = f.name
     try:
         out = subprocess.run([afm, "tokenize", "-m", model, "-f", path, "--lines"],
@@ -74,9 +76,10 @@ def first_tokens(afm, model, texts):
     finally:
         os.unlink(path)
     ids = [json.loads(line) for line in out.splitlines() if line.strip()]
-    if len(ids) != len(texts):
-        raise SystemExit(f"first_token_groups: {len(texts)} lines sent, {len(ids)} tokenized")
-    return [row[0] if row else None for row in ids]
+    if len(ids) != len(distinct):
+        raise SystemExit(f"first_token_groups: {len(distinct)} lines sent, {len(ids)} tokenized")
+    first = {text: row[0] if row else None for text, row in zip(distinct, ids)}
+    return [first[text] for text in texts]
 
 
 def group_of(count):

@@ -97,7 +97,33 @@ def test_task_eval_compare():
         assert p.returncode != 0 and "A.json:B.json" in p.stderr, p.stderr
 
 
+def test_task_eval_compare_per_task_rules():
+    """A tool call counts when its name and arguments are right, an extraction item when its
+    whole record is, small talk when it is on topic."""
+    def scored(scores):
+        tasks = {task: {"metrics": [], "items": [{"prompt": f"{task}{i}", "score": s}
+                                                 for i, s in enumerate(items)]}
+                 for task, items in scores.items()}
+        return json.dumps({"tasks": tasks})
+    with tempfile.TemporaryDirectory() as tmp:
+        a = write(os.path.join(tmp, "a.json"), scored({
+            "tools": [{"name": True, "arguments": False}, {"name": True, "arguments": True}],
+            "extraction": [{"record": False, "fields": {"x": True}}],
+            "chat": [{"in_text": True, "on_topic": False}]}))
+        b = write(os.path.join(tmp, "b.json"), scored({
+            "tools": [{"name": True, "arguments": True}, {"name": False, "arguments": True}],
+            "extraction": [{"record": True, "fields": {"x": True}}],
+            "chat": [{"in_text": True, "on_topic": True}]}))
+        p = run("task_eval_compare.py", f"{a}:{b}", "--json")
+        assert p.returncode == 0, p.stderr
+        rows = json.loads(p.stdout)
+        assert (rows["tools"]["only_a"], rows["tools"]["only_b"]) == (1, 1), rows
+        assert (rows["extraction"]["only_a"], rows["extraction"]["only_b"]) == (0, 1), rows
+        assert (rows["chat"]["only_a"], rows["chat"]["only_b"]) == (0, 1), rows
+
+
 if __name__ == "__main__":
     test_first_token_groups()
     test_task_eval_compare()
+    test_task_eval_compare_per_task_rules()
     print("ok")
